@@ -1,0 +1,11 @@
+"""tfscale: benchmarking and scaling analysis for TensorFlow distributed training.
+
+Public API: `load_results` (records → pandas DataFrame), `Workload` (what a user model returns), `__version__`.
+Importing tfscale imports neither TensorFlow nor pandas.
+"""
+
+from tfscale._version import __version__
+from tfscale.store import load_results
+from tfscale.workload import Workload
+
+__all__ = ["Workload", "__version__", "load_results"]

@@ -1,0 +1,85 @@
+"""The sweep axes and run settings a suite may set, with their types, allowed values and defaults.
+
+Pure data, no TensorFlow: the suite loader validates against it and the plan fills defaults from it. A later
+capability (multi-node strategies, model parallelism, communication options) adds an axis or a choice here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ZOO_MODELS = ("mlp", "cnn", "transformer")
+MODEL_SIZES = ("tiny", "small", "medium", "large")
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """What the plan needs to know about a tf.distribute strategy (the worker knows how to build it)."""
+
+    name: str
+    tf_name: str  # the tf.distribute class, for messages and the report
+    exactly_one_device: bool = False  # OneDeviceStrategy: devices_per_node must be 1
+    multi_node: bool = False  # can span several nodes
+    takes_cross_device_ops: bool = False
+
+
+STRATEGIES: dict[str, StrategyInfo] = {
+    s.name: s
+    for s in (
+        StrategyInfo("one_device", "OneDeviceStrategy", exactly_one_device=True),
+        StrategyInfo("mirrored", "MirroredStrategy", takes_cross_device_ops=True),
+        StrategyInfo("central_storage", "experimental.CentralStorageStrategy"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One setting a config has. `choices` limits strings; `minimum` limits numbers."""
+
+    name: str
+    kind: type  # str, int, float or bool
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    nullable: bool = False  # None is allowed and means "not applicable / TF's default"
+    sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
+
+
+def _axes(*axes: Axis) -> dict[str, Axis]:
+    return {a.name: a for a in axes}
+
+
+AXES: dict[str, Axis] = _axes(
+    Axis("model", str, "mlp", "zoo model (mlp|cnn|transformer) or a name from the suite's `models`"),
+    Axis("model_size", str, "small", "size knob of zoo models", choices=MODEL_SIZES),
+    Axis("strategy", str, "one_device", "tf.distribute strategy", choices=tuple(STRATEGIES)),
+    Axis("cross_device_ops", str, None, "mirrored only: how gradients are all-reduced",
+         choices=("nccl", "hierarchical_copy", "reduction_to_one_device"), nullable=True),
+    Axis("nodes", int, 1, "number of nodes (hosts)", minimum=1),
+    Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
+    Axis("parallelism", str, "data", "how work is split over devices", choices=("data",)),
+    Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1),
+    Axis("batch_policy", str, "weak", "weak: batch_size per replica; strong: batch_size global",
+         choices=("weak", "strong")),
+    Axis("precision", str, "float32", "Keras dtype policy",
+         choices=("float32", "mixed_bfloat16", "mixed_float16")),
+    Axis("jit", bool, False, "XLA-compile the per-replica gradient computation"),
+    Axis("optimizer", str, "sgd", "sgd (momentum 0.9) or adam", choices=("sgd", "adam")),
+)
+
+# Run settings: how a config is measured, not what it is; they are not part of config_id.
+SETTINGS: dict[str, Axis] = _axes(
+    Axis("steps", int, 20, "timed steps", minimum=1, sweepable=False),
+    Axis("warmup_steps", int, 3, "untimed steps first (the first one includes tracing)", minimum=1,
+         sweepable=False),
+    Axis("window_steps", int, 1, "steps per timing window, each window ended by a host sync", minimum=1,
+         sweepable=False),
+    Axis("timeout_s", float, 600.0, "seconds before the config's process tree is killed", minimum=1,
+         sweepable=False),
+    Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
+)
+
+ALL_KEYS: dict[str, Axis] = {**AXES, **SETTINGS}

@@ -1,0 +1,132 @@
+"""`Suite` → ordered list of `RunSpec`: cross product, exclude, include, support checks, stable `config_id`.
+
+Pure and fast: no TensorFlow, no pandas (`tfscale plan` must answer in well under a second).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfscale.axes import AXES, SETTINGS, STRATEGIES, ZOO_MODELS
+from tfscale.errors import SuiteError
+from tfscale.spec import RunSpec
+from tfscale.suite import Suite
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: Suite
+    specs: tuple[RunSpec, ...]
+    duplicates: int  # expanded configs dropped because an earlier one had the same config_id
+
+
+def config_id(config: dict[str, Any], device: str, user_model: dict[str, Any] | None) -> str:
+    """12 hex digits of SHA-256 over the normalised axes (sorted keys), the device and the user model.
+
+    Run settings (steps, timeouts) and the suite name are left out: the same configuration measured longer or
+    in another suite keeps its id, so runs can be resumed and compared.
+    """
+    content = {k: config[k] for k in AXES}
+    content["device"] = device
+    if user_model is not None:
+        content["user_model"] = user_model
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def expand(suite: Suite) -> Plan:
+    """Expand a validated suite into its configs, in matrix order then include order."""
+    base = {k: a.default for k, a in {**AXES, **SETTINGS}.items()} | suite.defaults
+    configs = []
+    keys = list(suite.matrix)
+    if keys:
+        for values in itertools.product(*(suite.matrix[k] for k in keys)):
+            config = base | dict(zip(keys, values))
+            if not any(_matches(config, ex) for ex in suite.exclude):
+                configs.append(("matrix", config))
+    configs += [(f"include[{i}]", base | inc) for i, inc in enumerate(suite.include)]
+    if not configs:
+        raise SuiteError(f"{suite.path}: exclude: removes every config of the matrix; nothing to run")
+
+    specs, seen = [], set()
+    for where, config in configs:
+        config = _normalise(config, suite)
+        _check_supported(config, suite, where)
+        spec = _to_spec(config, suite)
+        if spec.config_id in seen:
+            continue
+        seen.add(spec.config_id)
+        specs.append(spec)
+    return Plan(suite=suite, specs=tuple(specs), duplicates=len(configs) - len(specs))
+
+
+def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:
+    for key, want in partial.items():
+        options = want if isinstance(want, list) else [want]
+        if config.get(key) not in options:
+            return False
+    return True
+
+
+def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
+    """Blank axes that do not apply, so that configs differing only there collapse into one."""
+    config = dict(config)
+    if not STRATEGIES[config["strategy"]].takes_cross_device_ops:
+        config["cross_device_ops"] = None
+    if config["model"] not in ZOO_MODELS:
+        config["model_size"] = None
+    return config
+
+
+def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
+    """Refuse combinations that cannot run, in one line naming the config and the way out."""
+    strategy = STRATEGIES[config["strategy"]]
+    name = f"{suite.path}: {where}: {config['model']}/{config['strategy']}"
+    if strategy.exactly_one_device and config["devices_per_node"] != 1:
+        raise SuiteError(
+            f"{name} with devices_per_node={config['devices_per_node']}: {strategy.tf_name} runs on exactly one "
+            f"device; add `exclude: [{{strategy: {strategy.name}, devices_per_node: [...]}}]`")
+    if config["nodes"] > 1 and not strategy.multi_node:
+        raise SuiteError(f"{name} with nodes={config['nodes']}: {strategy.tf_name} runs on one node; "
+                         "multi-node configs need a multi-node strategy")
+    if config["cross_device_ops"] == "nccl" and suite.device == "cpu":
+        raise SuiteError(f"{name}: cross_device_ops=nccl has no CPU kernel (device: cpu); "
+                         "use hierarchical_copy or reduction_to_one_device")
+    replicas = 1 if strategy.exactly_one_device else config["nodes"] * config["devices_per_node"]
+    if config["batch_policy"] == "strong" and config["batch_size"] % replicas:
+        raise SuiteError(f"{name}: batch_size={config['batch_size']} (strong scaling: global) does not divide "
+                         f"over {replicas} replicas")
+
+
+def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
+    user = suite.models.get(config["model"])
+    user_model = user.model_dump() if user is not None else None
+    return RunSpec(
+        suite=suite.name,
+        device=suite.device,
+        config_id=config_id(config, suite.device, user_model),
+        user_model=user_model,
+        suite_dir=str(Path(suite.path).resolve().parent) if suite.path else "",
+        **{k: config[k] for k in AXES},
+        **{k: config[k] for k in SETTINGS} | {"timeout_s": float(config["timeout_s"])},
+    )
+
+
+def plan_rows(plan: Plan) -> list[dict[str, Any]]:
+    """The plan as table rows, in the columns `tfscale plan` prints."""
+    return [
+        {
+            "config_id": s.config_id, "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
+            "strategy": s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else ""),
+            "nodes": s.nodes, "dev/node": s.devices_per_node, "replicas": s.replicas,
+            "batch": f"{s.batch_size} {s.batch_policy}", "global": s.global_batch_size,
+            "precision": s.precision, "jit": "on" if s.jit else "off", "opt": s.optimizer,
+            "steps": f"{s.warmup_steps}+{s.steps}", "timeout_s": f"{s.timeout_s:g}",
+        }
+        for s in plan.specs
+    ]

@@ -1,0 +1,78 @@
+"""`RunSpec`: the contract between the parent (plan, runner) and the worker process.
+
+The runner writes a spec as JSON to a file and passes its path to `python -m tfscale.worker`; the worker writes
+its measurements as JSON to the result path it was given. Both sides use `to_dict`/`from_dict` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One expanded config of a suite plus how to measure it. Axis fields mirror `tfscale.axes.AXES`."""
+
+    suite: str
+    device: str  # cpu|gpu
+    config_id: str
+    # axes (what is measured; hashed into config_id)
+    model: str
+    model_size: str | None
+    strategy: str
+    cross_device_ops: str | None
+    nodes: int
+    devices_per_node: int
+    parallelism: str
+    batch_size: int
+    batch_policy: str
+    precision: str
+    jit: bool
+    optimizer: str
+    # run settings (how it is measured)
+    steps: int
+    warmup_steps: int
+    window_steps: int
+    timeout_s: float
+    seed: int
+    # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
+    user_model: dict[str, Any] | None = None
+    # folder of the suite file: user-model modules are imported from there
+    suite_dir: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # room for later capabilities' options
+
+    @property
+    def devices(self) -> int:
+        """Total devices over all nodes: the N of scaling efficiency."""
+        return self.nodes * self.devices_per_node
+
+    @property
+    def replicas(self) -> int:
+        """Model copies the strategy trains in data parallelism."""
+        return 1 if self.strategy == "one_device" else self.devices
+
+    @property
+    def global_batch_size(self) -> int:
+        """Examples per step over all replicas (weak: batch_size per replica; strong: batch_size)."""
+        return self.batch_size * self.replicas if self.batch_policy == "weak" else self.batch_size
+
+    @property
+    def per_replica_batch_size(self) -> int:
+        return self.global_batch_size // self.replicas
+
+    @property
+    def device_kind(self) -> str:
+        return "cpu-logical" if self.device == "cpu" else "gpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"RunSpec: unknown fields {sorted(unknown)}")
+        return cls(**data)

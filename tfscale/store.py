@@ -1,0 +1,137 @@
+"""Versioned, append-only JSONL records: `results/<suite>/<run_id>/records.jsonl`.
+
+Each line is one record with `schema_version`. Appends are flushed and fsynced so a crash loses at most the line
+being written; a torn last line is skipped with a warning on load. Older records are upgraded step by step
+(`update_to_N`); a record newer than this tfscale is a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfscale.errors import ResultsError
+from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
+
+if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s start-up light
+    import pandas as pd
+
+# Record schema history:
+#   1 (tfscale 0.1.0): first layout, the columns of tfscale.metrics.RECORD_COLUMNS.
+SCHEMA_VERSION = 1
+
+RECORDS_FILE = "records.jsonl"
+ENV_FILE = "env.json"
+LOGS_DIR = "logs"
+
+# update_to_N takes a record of version N-1 and returns it as version N. None yet: version 1 is the first.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class RecordWarning(UserWarning):
+    """A records line that could not be read (torn write): skipped."""
+
+
+def run_dir(results_dir: str | Path, suite: str, run_id: str) -> Path:
+    return Path(results_dir) / suite / run_id
+
+
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one record as one line, durably (flush + fsync) before returning."""
+    line = json.dumps({**record, SCHEMA_KEY: SCHEMA_VERSION}, sort_keys=False, allow_nan=False) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write JSON to a temporary name, fsync, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, allow_nan=False)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
+    """Bring a record to SCHEMA_VERSION, one version at a time."""
+    version = record.get(SCHEMA_KEY)
+    if not isinstance(version, int) or version < 1:
+        raise ResultsError(f"{source}: record has no valid {SCHEMA_KEY}")
+    if version > SCHEMA_VERSION:
+        raise ResultsError(f"{source}: record schema_version {version} is newer than this tfscale reads "
+                           f"({SCHEMA_VERSION}); upgrade tfscale")
+    while version < SCHEMA_VERSION:
+        version += 1
+        record = MIGRATIONS[version](record)
+        record[SCHEMA_KEY] = version
+    return record
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the upgraded records of one records.jsonl; unreadable lines are skipped with a RecordWarning."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                warnings.warn(f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning,
+                              stacklevel=2)
+                continue
+            yield upgrade(record, f"{path}:{number}")
+
+
+def find_records_files(path: str | Path) -> list[Path]:
+    """records.jsonl files under a records file, a run folder, a suite folder or the results root."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise ResultsError(f"{path}: no such file or folder")
+    direct = path / RECORDS_FILE
+    if direct.is_file():
+        return [direct]
+    return sorted(path.rglob(RECORDS_FILE))
+
+
+def load_records(*paths: str | Path) -> list[dict[str, Any]]:
+    files = [f for p in paths for f in find_records_files(p)]
+    if not files:
+        raise ResultsError(f"{', '.join(map(str, paths))}: no {RECORDS_FILE} found")
+    return [r for f in files for r in read_records(f)]
+
+
+def load_results(*paths: str | Path) -> pd.DataFrame:
+    """Records under the given paths (records file, run, suite or results root) as a pandas DataFrame."""
+    import pandas as pd  # late: only result readers pay pandas' import time
+
+    from tfscale.metrics import RECORD_COLUMNS
+
+    frame = pd.DataFrame.from_records(load_records(*paths))
+    missing = [c for c in RECORD_COLUMNS if c not in frame.columns]
+    for column in missing:
+        frame[column] = None
+    extra = [c for c in frame.columns if c not in RECORD_COLUMNS]
+    return frame[list(RECORD_COLUMNS) + extra]
+
+
+def load_env(run: str | Path) -> dict[str, Any]:
+    """The env.json of a run folder, or {} when it has none."""
+    path = Path(run) / ENV_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}

@@ -1,0 +1,153 @@
+"""YAML suite file → validated `Suite`.
+
+Every error is a `SuiteError` whose one-line message names the file and the key (`matrix.strategy[1]`) and says
+what is allowed. Pure: imports no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tfscale.axes import ALL_KEYS, AXES, SETTINGS, ZOO_MODELS, Axis
+from tfscale.errors import SuiteError
+
+_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class UserModel(BaseModel):
+    """A suite's own model: `entry` is "module:function", called with `args` as keyword arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    entry: str = Field(pattern=_ENTRY.pattern)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Suite(BaseModel):
+    """A validated suite. `path` is where it was read from (for messages and user-model imports)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    device: Literal["cpu", "gpu"] = "cpu"
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    matrix: dict[str, list[Any]] = Field(default_factory=dict)
+    exclude: list[dict[str, Any]] = Field(default_factory=list)
+    include: list[dict[str, Any]] = Field(default_factory=list)
+    models: dict[str, UserModel] = Field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return ZOO_MODELS + tuple(self.models)
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read, parse and validate a suite file. Raises SuiteError with a one-line message."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SuiteError(f"{path}: cannot read suite file: {e.strerror or e}") from None
+    return parse_suite(text, str(path))
+
+
+def parse_suite(text: str, source: str = "<suite>") -> Suite:
+    """Parse and validate suite YAML given as text; `source` names it in messages."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise SuiteError(f"{source}{where}: YAML syntax error: {e.problem}") from None
+    except yaml.YAMLError as e:
+        raise SuiteError(f"{source}: YAML error: {e}") from None
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
+    if "path" in data:
+        raise SuiteError(f"{source}: path: unknown key")
+    try:
+        suite = Suite(**data, path=source)
+    except ValidationError as e:
+        raise SuiteError(f"{source}: {_pydantic_line(e)}") from None
+    _check_values(suite, source)
+    return suite
+
+
+def _pydantic_line(e: ValidationError) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"{loc}: unknown key"
+    if err["type"] == "missing":
+        return f"{loc}: required key is missing"
+    if err["type"] == "string_pattern_mismatch" and loc.endswith("entry"):
+        return f"{loc}: must be \"module:function\", got {err['input']!r}"
+    return f"{loc}: {err['msg']} (got {err['input']!r})"
+
+
+def _check_values(suite: Suite, source: str) -> None:
+    models = suite.model_names
+    for key, value in suite.defaults.items():
+        check_value(f"defaults.{key}", key, value, models, source)
+    if not suite.matrix and not suite.include:
+        raise SuiteError(f"{source}: matrix: empty; give at least one axis with a list of values")
+    for key, values in suite.matrix.items():
+        axis = _axis(f"matrix.{key}", key, source)
+        if not axis.sweepable:
+            raise SuiteError(f"{source}: matrix.{key}: a run setting cannot be swept; set it in `defaults`")
+        if not values:
+            raise SuiteError(f"{source}: matrix.{key}: empty list; give at least one value")
+        for i, value in enumerate(values):
+            check_value(f"matrix.{key}[{i}]", key, value, models, source)
+    for section in ("exclude", "include"):
+        for i, partial in enumerate(getattr(suite, section)):
+            for key, value in partial.items():
+                where = f"{section}[{i}].{key}"
+                # exclude may name several values of one key at once
+                values = value if section == "exclude" and isinstance(value, list) else [value]
+                for v in values:
+                    check_value(where, key, v, models, source)
+
+
+def _axis(where: str, key: str, source: str) -> Axis:
+    axis = ALL_KEYS.get(key)
+    if axis is None:
+        allowed = ", ".join(list(AXES) + list(SETTINGS))
+        raise SuiteError(f"{source}: {where}: unknown key {key!r}; allowed: {allowed}")
+    return axis
+
+
+def check_value(where: str, key: str, value: Any, models: tuple[str, ...], source: str) -> None:
+    """Raise SuiteError unless `value` is a valid value of axis/setting `key`."""
+    axis = _axis(where, key, source)
+    if value is None:
+        if axis.nullable:
+            return
+        raise SuiteError(f"{source}: {where}: must not be empty")
+    if not _has_type(value, axis.kind):
+        raise SuiteError(f"{source}: {where}: expected {axis.kind.__name__}, got {value!r}")
+    if key == "model":
+        if value not in models:
+            raise SuiteError(f"{source}: {where}: unknown model {value!r}; allowed: {', '.join(models)} "
+                             "(user models are declared under `models`)")
+        return
+    if axis.choices is not None and value not in axis.choices:
+        what = "strategy" if key == "strategy" else "value"
+        raise SuiteError(f"{source}: {where}: unknown {what} {value!r}; allowed: {', '.join(axis.choices)}")
+    if axis.minimum is not None and value < axis.minimum:
+        raise SuiteError(f"{source}: {where}: must be >= {axis.minimum:g}, got {value!r}")
+
+
+def _has_type(value: Any, kind: type) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):  # bool is an int subclass: `steps: true` is a mistake
+        return False
+    if kind is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, kind)

@@ -1,0 +1,5 @@
+import sys
+
+from tfscale.worker.main import main
+
+sys.exit(main())

@@ -1,0 +1,101 @@
+"""The training step (a `tf.function` around `strategy.run`) and the timed loop around it.
+
+Timing: wall clock (`time.perf_counter`) over windows of `window_steps` steps; each window ends in a host sync,
+so device work queued asynchronously (GPUs) is inside the window it belongs to. Warm-up steps, including the
+first step (tracing, XLA compilation), are never in a window.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+from tfscale.workload import Workload
+
+
+def build_train_step(strategy: tf.distribute.Strategy, workload: Workload, optimizer, global_batch: int,
+                     jit: bool) -> Callable:
+    """A `tf.function(iterator) -> summed loss` running one synchronous data-parallel step.
+
+    The per-replica loss is averaged over the GLOBAL batch (`compute_average_loss`) because the optimizer sums
+    gradients over replicas. With `jit`, the per-replica gradient computation is XLA-compiled; the update with
+    its all-reduce is not (collectives inside XLA are not available on every device kind).
+    """
+    model = workload.model
+    variables = model.trainable_variables
+
+    def gradients(x, y):
+        with tf.GradientTape() as tape:
+            per_example = tf.cast(workload.loss(y, model(x, training=True)), tf.float32)
+            if per_example.shape.rank > 1:  # user losses may keep extra axes: average them per example
+                per_example = tf.reduce_mean(per_example, axis=list(range(1, per_example.shape.rank)))
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
+            scaled = optimizer.scale_loss(loss)  # identity unless a LossScaleOptimizer (mixed_float16)
+        return loss, tape.gradient(scaled, variables)
+
+    if jit:
+        gradients = tf.function(gradients, jit_compile=True)
+
+    def replica_step(x, y):
+        loss, grads = gradients(x, y)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    @tf.function
+    def train_step(iterator):
+        x, y = next(iterator)
+        losses = strategy.run(replica_step, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+    return train_step
+
+
+def host_sync(device: str) -> tuple[Callable[[tf.Tensor], float], str]:
+    """A function that blocks until a step's work is done, and a sentence saying how."""
+    if device == "gpu":
+        def sync(loss: tf.Tensor) -> float:
+            value = float(loss.numpy())
+            tf.test.experimental.sync_devices()  # also waits for the weight updates still queued on the GPUs
+            return value
+
+        return sync, "loss fetched to host, then tf.test.experimental.sync_devices()"
+    # On CPU a tf.function call returns only after all its ops, stateful updates included, have run.
+    return (lambda loss: float(loss.numpy())), "loss fetched to host (CPU ops finish before the call returns)"
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    first_step_s: float  # first step: tracing, compilation and one step, ended by a sync
+    samples_s: list[float]  # per-step time of each window: window wall time / window_steps
+    timed_steps: int
+    window_steps: int
+    final_loss: float
+    timing: str  # how the samples were measured, one sentence
+
+
+def run_timed_loop(train_step: Callable, iterator, *, warmup_steps: int, steps: int, window_steps: int,
+                   device: str) -> LoopResult:
+    """Warm up (the first step timed on its own), then time `steps // window_steps` windows."""
+    sync, how = host_sync(device)
+    start = time.perf_counter()
+    loss = sync(train_step(iterator))
+    first_step_s = time.perf_counter() - start
+    for _ in range(warmup_steps - 1):
+        loss = sync(train_step(iterator))
+
+    windows = max(1, steps // window_steps)
+    samples = []
+    gc.collect()  # start the timed part without garbage left by tracing
+    for _ in range(windows):
+        start = time.perf_counter()
+        for _ in range(window_steps - 1):
+            train_step(iterator)
+        loss = sync(train_step(iterator))
+        samples.append((time.perf_counter() - start) / window_steps)
+    timing = (f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
+              f"({how}); {warmup_steps} warm-up step(s) untimed")
+    return LoopResult(first_step_s, samples, windows * window_steps, window_steps, loss, timing)

@@ -1,0 +1,139 @@
+"""Worker entry point: one config in one fresh process.
+
+Reads the spec file, sets up devices before TensorFlow initialises, builds strategy, model and data, runs the
+timed loop and writes a result file: {"ok": true, "measurements": {...}} or {"ok": false, "error": ...}.
+Exit code 0 on success, 1 on a failure it could describe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import socket
+import sys
+import traceback
+from typing import Any
+
+from tfscale.spec import RunSpec
+from tfscale.store import write_json_atomic
+
+
+def _prepare_environment(device: str) -> None:
+    """Environment TensorFlow reads at import time."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # keep INFO chatter out of the config's log
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU suite never initialises (or measures) a GPU
+
+
+def run_config(spec: RunSpec) -> dict[str, Any]:
+    """Run one config and return its measurements (record columns)."""
+    # Late imports: TensorFlow must only load after _prepare_environment and only in the worker.
+    import keras
+    import tensorflow as tf
+
+    from tfscale import metrics as m
+    from tfscale.stats import StepStats
+    from tfscale.worker.data import synthetic_dataset
+    from tfscale.worker.devices import device_kind, setup_devices
+    from tfscale.worker.loop import build_train_step, run_timed_loop
+    from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
+    from tfscale.worker.models import build_workload
+    from tfscale.worker.strategies import build_strategy
+
+    devices = setup_devices(spec.device, spec.devices_per_node)
+    keras.mixed_precision.set_global_policy(spec.precision)
+    keras.utils.set_random_seed(spec.seed)
+    strategy = build_strategy(spec, devices)
+    global_batch = spec.global_batch_size
+    with strategy.scope():
+        workload = build_workload(spec)
+        if not workload.model.built:  # subclassed user models create their variables on first call
+            workload.model(tf.zeros((1, *workload.input_spec.shape), workload.input_spec.dtype))
+        optimizer = _optimizer(spec, keras)
+        # MirroredStrategy custom loops fail with a placeholder error unless slots exist before the first step.
+        optimizer.build(workload.model.trainable_variables)
+
+    dataset = strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, spec.seed))
+    train_step = build_train_step(strategy, workload, optimizer, global_batch, spec.jit)
+    loop = run_timed_loop(train_step, iter(dataset), warmup_steps=spec.warmup_steps, steps=spec.steps,
+                          window_steps=spec.window_steps, device=spec.device)
+
+    stats = StepStats.from_samples(loop.samples_s)
+    replicas = strategy.num_replicas_in_sync
+    throughput = global_batch / stats.median
+    peak, memory_kind = peak_memory(spec.device, devices)
+    trainable = workload.model.trainable_variables
+    return {
+        m.REPLICAS: replicas,
+        m.DEVICE_KIND: device_kind(spec.device),
+        m.PARAMS: int(workload.model.count_params()),
+        m.GRAD_BYTES: int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in trainable)),
+        m.TIMED_STEPS: loop.timed_steps,
+        m.FIRST_STEP_S: loop.first_step_s,
+        m.STEP_TIME_MEDIAN_S: stats.median,
+        m.STEP_TIME_MEAN_S: stats.mean,
+        m.STEP_TIME_P10_S: stats.p10,
+        m.STEP_TIME_P90_S: stats.p90,
+        m.STEP_TIME_MAD_S: stats.mad,
+        m.STEP_TIME_CI95_LOW_S: stats.ci95_low,
+        m.STEP_TIME_CI95_HIGH_S: stats.ci95_high,
+        m.THROUGHPUT_EXAMPLES_PER_S: throughput,
+        m.THROUGHPUT_PER_REPLICA: throughput / replicas,
+        m.PEAK_MEMORY_BYTES: peak,
+        m.MEMORY_KIND: memory_kind,
+        m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
+        m.STEP_TIMES_S: loop.samples_s,
+        m.TIMING: loop.timing,
+        m.HOST: socket.gethostname(),
+        m.TF_VERSION: tf.version.VERSION,
+        "final_loss": loop.final_loss,
+    }
+
+
+def _optimizer(spec: RunSpec, keras):
+    if spec.optimizer == "adam":
+        optimizer = keras.optimizers.Adam(1e-3)
+    else:
+        optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
+    if spec.precision == "mixed_float16":  # float16 gradients underflow without loss scaling
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+def _error_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".strip().rstrip(":")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
+    parser.add_argument("--spec", help="RunSpec JSON file")
+    parser.add_argument("--result", help="where to write the result JSON")
+    parser.add_argument("--env", help="write TensorFlow's view of this host to this JSON file and exit")
+    args = parser.parse_args(argv)
+
+    if args.env:
+        _prepare_environment("gpu")
+        from tfscale.worker.envinfo import tensorflow_env
+
+        write_json_atomic(args.env, tensorflow_env())
+        return 0
+    if not (args.spec and args.result):
+        parser.error("--spec and --result are required")
+    with open(args.spec, encoding="utf-8") as f:
+        spec = RunSpec.from_dict(json.load(f))
+    _prepare_environment(spec.device)
+    print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
+    try:
+        measurements = run_config(spec)
+    except Exception as error:  # every failure becomes a result the parent can record
+        traceback.print_exc()
+        write_json_atomic(args.result, {"ok": False, "error": _error_line(error),
+                                        "error_type": type(error).__name__})
+        return 1
+    write_json_atomic(args.result, {"ok": True, "measurements": measurements})
+    print(f"tfscale worker: done, median step {measurements['step_time_median_s'] * 1e3:.2f} ms", flush=True)
+    sys.stdout.flush()
+    return 0

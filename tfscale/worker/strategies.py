@@ -1,0 +1,39 @@
+"""Strategy registry: axis name → builder. Its keys match `tfscale.axes.STRATEGIES` (a test checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from tfscale.spec import RunSpec
+
+_CROSS_DEVICE_OPS: dict[str, Callable[[], tf.distribute.CrossDeviceOps]] = {
+    "nccl": tf.distribute.NcclAllReduce,
+    "hierarchical_copy": tf.distribute.HierarchicalCopyAllReduce,
+    "reduction_to_one_device": tf.distribute.ReductionToOneDevice,
+}
+
+
+def _one_device(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    return tf.distribute.OneDeviceStrategy(devices[0])
+
+
+def _mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    ops = _CROSS_DEVICE_OPS[spec.cross_device_ops]() if spec.cross_device_ops else None
+    return tf.distribute.MirroredStrategy(devices, cross_device_ops=ops)
+
+
+def _central_storage(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    return tf.distribute.experimental.CentralStorageStrategy(compute_devices=devices)
+
+
+BUILDERS: dict[str, Callable[[RunSpec, list[str]], tf.distribute.Strategy]] = {
+    "one_device": _one_device,
+    "mirrored": _mirrored,
+    "central_storage": _central_storage,
+}
+
+
+def build_strategy(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    return BUILDERS[spec.strategy](spec, devices)
