@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 import socket
 import sys
 import traceback
@@ -40,14 +41,14 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
     from tfscale.worker.loop import build_train_step, run_timed_loop
     from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
     from tfscale.worker.models import build_workload
-    from tfscale.worker.strategies import build_strategy
+    from tfscale.worker.strategies import build_strategy, variable_policy
 
     devices = setup_devices(spec.device, spec.devices_per_node)
     keras.mixed_precision.set_global_policy(spec.precision)
     keras.utils.set_random_seed(spec.seed)
     strategy = build_strategy(spec, devices)
     global_batch = spec.global_batch_size
-    with strategy.scope():
+    with strategy.scope(), variable_policy(spec):
         workload = build_workload(spec)
         if not workload.model.built:  # subclassed user models create their variables on first call
             workload.model(tf.zeros((1, *workload.input_spec.shape), workload.input_spec.dtype))
@@ -102,9 +103,25 @@ def _optimizer(spec: RunSpec, keras):
     return optimizer
 
 
-def _error_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}".strip().rstrip(":")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_INNER_ERROR = re.compile(r"^\s*(\w+(?:Error|Exception|Exhausted)): (.+)$")
+REASON_CHARS = 300
+
+
+def error_line(error: BaseException) -> str:
+    """One line naming the error. TF and Keras wrap the real cause in "in user code:" blocks: use the innermost
+    "SomeError: message" line of the text when there is one."""
+    lines = [_ANSI.sub("", line) for line in str(error).splitlines() if line.strip()]
+    inner = [match for line in lines if (match := _INNER_ERROR.match(line))]
+    if inner:
+        name, message = inner[-1].group(1), inner[-1].group(2)
+        following = lines[lines.index(inner[-1].string) + 1:]
+        if following:  # Keras says where on the error line and why on the next one
+            message = f"{message} {following[0].strip()}"
+    else:
+        name, message = type(error).__name__, lines[0].strip() if lines else ""
+    text = f"{name}: {message}".strip().rstrip(":")
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         measurements = run_config(spec)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()
-        write_json_atomic(args.result, {"ok": False, "error": _error_line(error),
+        write_json_atomic(args.result, {"ok": False, "error": error_line(error),
                                         "error_type": type(error).__name__})
         return 1
     write_json_atomic(args.result, {"ok": True, "measurements": measurements})

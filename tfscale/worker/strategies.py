@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import tensorflow as tf
@@ -37,3 +38,22 @@ BUILDERS: dict[str, Callable[[RunSpec, list[str]], tf.distribute.Strategy]] = {
 
 def build_strategy(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
     return BUILDERS[spec.strategy](spec, devices)
+
+
+def _first_replica_aggregation(next_creator, **kwargs):
+    if not kwargs.get("trainable", True) and kwargs.get("aggregation") in (None, tf.VariableAggregation.NONE):
+        kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
+    return next_creator(**kwargs)
+
+
+def variable_policy(spec: RunSpec) -> contextlib.AbstractContextManager:
+    """Variable-creation fixes a strategy needs, entered inside its scope while the model is built.
+
+    CentralStorageStrategy: Keras 3 creates non-trainable variables (BatchNormalization's moving statistics)
+    with aggregation NONE, which CentralStorage cannot assign in replica context ("You must specify an
+    aggregation method"). They get ONLY_FIRST_REPLICA: replica 0's statistics are kept, with no extra
+    communication.
+    """
+    if spec.strategy == "central_storage":
+        return tf.variable_creator_scope(_first_replica_aggregation)
+    return contextlib.nullcontext()

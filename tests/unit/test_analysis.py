@@ -1,0 +1,78 @@
+import math
+
+import pandas as pd
+import pytest
+
+from tfscale.analysis import add_scaling, summary_rows, warnings_for
+
+
+def record(cid, strategy, devices, median_s, policy="weak", batch=32, status="ok", model="mlp", kind="gpu"):
+    replicas = 1 if strategy == "one_device" else devices
+    global_batch = batch * replicas if policy == "weak" else batch
+    ok = status == "ok"
+    return {
+        "config_id": cid, "run_id": "r", "status": status, "reason": None if ok else "boom", "device": "gpu",
+        "device_kind": kind, "model": model, "model_size": "small", "strategy": strategy, "nodes": 1,
+        "devices_per_node": devices, "devices": devices, "replicas": replicas, "batch_size": batch,
+        "batch_policy": policy, "global_batch_size": global_batch, "precision": "float32", "jit": False,
+        "optimizer": "sgd", "step_time_median_s": median_s if ok else None,
+        "step_time_mad_s": median_s / 100 if ok else None,
+        "throughput_examples_per_s": global_batch / median_s if ok else None,
+    }
+
+
+def test_weak_scaling_against_one_device():
+    frame = pd.DataFrame([record("a", "mirrored", 1, 0.11), record("b", "one_device", 1, 0.10),
+                          record("c", "mirrored", 4, 0.125)])
+    out = add_scaling(frame).set_index("config_id")
+    assert list(out["baseline_config_id"]) == ["b", "b", "b"]  # one_device preferred over mirrored x1
+    assert out.loc["c", "scaling"] == "weak"
+    # throughput: 128/0.125 = 1024 vs 32/0.10 = 320 -> speedup 3.2, efficiency 0.8
+    assert out.loc["c", "speedup"] == pytest.approx(3.2)
+    assert out.loc["c", "scaling_efficiency"] == pytest.approx(0.8)
+    assert out.loc["a", "scaling_efficiency"] == pytest.approx(0.10 / 0.11)
+    assert out.loc["c", "step_time_cv"] == pytest.approx(0.01)
+
+
+def test_strong_scaling_uses_step_time():
+    frame = pd.DataFrame([record("a", "mirrored", 1, 0.40, policy="strong", batch=64),
+                          record("b", "mirrored", 2, 0.25, policy="strong", batch=64)])
+    out = add_scaling(frame).set_index("config_id")
+    assert out.loc["b", "scaling"] == "strong"
+    assert out.loc["b", "speedup"] == pytest.approx(1.6)
+    assert out.loc["b", "scaling_efficiency"] == pytest.approx(0.8)
+
+
+def test_missing_baseline_and_failed_configs_are_empty_not_zero():
+    frame = pd.DataFrame([record("a", "mirrored", 2, 0.2), record("b", "mirrored", 1, 0.1, batch=16),
+                          record("c", "mirrored", 4, 0.3, status="failed"),
+                          record("d", "mirrored", 1, 0.1, batch=16, model="cnn", status="failed")])
+    out = add_scaling(frame).set_index("config_id")
+    assert math.isnan(out.loc["a", "scaling_efficiency"])
+    assert out.loc["a", "baseline_note"].startswith("no baseline: no ok 1-node 1-device config of mlp")
+    assert math.isnan(out.loc["c", "speedup"])
+    assert out.loc["c", "baseline_note"] == "config failed"
+    assert out.loc["b", "scaling_efficiency"] == 1.0
+
+
+def test_warnings_name_logical_devices_failures_noise_and_missing_baselines():
+    rows = [record("a", "mirrored", 1, 0.1, kind="cpu-logical"), record("b", "mirrored", 2, 0.1, batch=8),
+            record("c", "mirrored", 4, 0.1, status="timeout")]
+    rows[0]["step_time_mad_s"] = 0.01
+    notes = warnings_for(add_scaling(pd.DataFrame(rows)))
+    assert notes[0].startswith("Logical CPU devices share the same cores")
+    assert notes[1] == "Config c (mlp, mirrored, 4 devices) timeout: boom"
+    assert notes[2].startswith("Config a (mlp, mirrored, 1 devices): high step-time variation, MAD/median = 10.0%")
+    assert notes[3].startswith("Config b: no baseline")
+    assert len(notes) == 4
+
+
+def test_summary_rows():
+    out = add_scaling(pd.DataFrame([record("a", "one_device", 1, 0.1), record("c", "mirrored", 2, 0.1,
+                                                                             status="failed")]))
+    assert summary_rows(out) == [
+        {"config_id": "a", "model": "mlp/small", "strategy": "one_device", "devices": "1", "global_batch": "32",
+         "status": "ok", "step_ms": "100.00", "examples/s": "320", "efficiency": "1.00 weak"},
+        {"config_id": "c", "model": "mlp/small", "strategy": "mirrored", "devices": "2", "global_batch": "64",
+         "status": "failed", "step_ms": "", "examples/s": "", "efficiency": ""},
+    ]

@@ -1,0 +1,112 @@
+import pytest
+
+from tfscale.errors import SuiteError
+from tfscale.plan import config_id, expand, plan_rows
+from tfscale.suite import parse_suite
+
+
+def plan_of(text):
+    return expand(parse_suite(text, "s.yaml"))
+
+
+def test_cross_product_in_matrix_order_with_defaults():
+    plan = plan_of("""
+name: p
+defaults: {batch_size: 8, steps: 5}
+matrix:
+  model: [mlp, cnn]
+  devices_per_node: [1, 2]
+  strategy: [mirrored]
+""")
+    assert [(s.model, s.devices_per_node) for s in plan.specs] == [("mlp", 1), ("mlp", 2), ("cnn", 1), ("cnn", 2)]
+    spec = plan.specs[1]
+    assert (spec.batch_size, spec.steps, spec.warmup_steps, spec.precision, spec.model_size) == (8, 5, 3, "float32", "small")
+    assert (spec.replicas, spec.global_batch_size, spec.devices) == (2, 16, 2)
+
+
+def test_exclude_with_list_and_include():
+    plan = plan_of("""
+name: p
+matrix:
+  strategy: [one_device, mirrored]
+  devices_per_node: [1, 2, 4]
+exclude:
+  - {strategy: one_device, devices_per_node: [2, 4]}
+include:
+  - {strategy: central_storage, devices_per_node: 4, batch_size: 64, batch_policy: strong}
+""")
+    assert [(s.strategy, s.devices_per_node) for s in plan.specs] == [
+        ("one_device", 1), ("mirrored", 1), ("mirrored", 2), ("mirrored", 4), ("central_storage", 4)]
+    last = plan.specs[-1]
+    assert (last.global_batch_size, last.per_replica_batch_size) == (64, 16)
+
+
+def test_axes_that_do_not_apply_collapse():
+    plan = plan_of("""
+name: p
+matrix:
+  strategy: [one_device, mirrored]
+  cross_device_ops: [hierarchical_copy, reduction_to_one_device]
+""")
+    assert [(s.strategy, s.cross_device_ops) for s in plan.specs] == [
+        ("one_device", None), ("mirrored", "hierarchical_copy"), ("mirrored", "reduction_to_one_device")]
+    assert plan.duplicates == 1
+
+
+def test_user_model_has_no_size_and_its_definition_in_the_id():
+    text = "name: p\nmatrix: {model: [mine]}\nmodels: {mine: {entry: 'a.b:c', args: {n: %d}}}\n"
+    one, two = plan_of(text % 1).specs[0], plan_of(text % 2).specs[0]
+    assert one.model_size is None
+    assert one.user_model == {"entry": "a.b:c", "args": {"n": 1}}
+    assert one.config_id != two.config_id
+
+
+def test_config_id_is_stable_and_ignores_run_settings():
+    spec = plan_of("name: p\nmatrix: {model: [mlp]}\n").specs[0]
+    # Pinned: changing how ids are computed breaks resume and comparison of older runs.
+    assert spec.config_id == "b603cfee8668"
+    longer = plan_of("name: other\ndefaults: {steps: 99, timeout_s: 5}\nmatrix: {model: [mlp]}\n").specs[0]
+    assert longer.config_id == spec.config_id
+    assert plan_of("name: p\ndevice: gpu\nmatrix: {model: [mlp]}\n").specs[0].config_id != spec.config_id
+
+
+def test_config_id_hashes_sorted_content():
+    config = {"model": "mlp", "model_size": "small", "strategy": "one_device", "cross_device_ops": None,
+              "nodes": 1, "devices_per_node": 1, "parallelism": "data", "batch_size": 32, "batch_policy": "weak",
+              "precision": "float32", "jit": False, "optimizer": "sgd"}
+    assert config_id(config, "cpu", None) == config_id(dict(reversed(list(config.items()))), "cpu", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("matrix: {strategy: [one_device], devices_per_node: [2]}",
+         "s.yaml: matrix: mlp/one_device with devices_per_node=2: OneDeviceStrategy runs on exactly one device"),
+        ("matrix: {strategy: [mirrored], cross_device_ops: [nccl]}",
+         "s.yaml: matrix: mlp/mirrored: cross_device_ops=nccl has no CPU kernel (device: cpu)"),
+        ("matrix: {strategy: [mirrored], nodes: [2]}",
+         "s.yaml: matrix: mlp/mirrored with nodes=2: MirroredStrategy runs on one node"),
+        ("defaults: {batch_policy: strong, batch_size: 10}\nmatrix: {strategy: [mirrored], devices_per_node: [4]}",
+         "s.yaml: matrix: mlp/mirrored: batch_size=10 (strong scaling: global) does not divide over 4 replicas"),
+        ("matrix: {strategy: [mirrored]}\nexclude: [{strategy: mirrored}]",
+         "s.yaml: exclude: removes every config"),
+        ("matrix: {model: [mlp]}\ninclude: [{strategy: one_device, devices_per_node: 4}]",
+         "s.yaml: include[0]: mlp/one_device with devices_per_node=4"),
+    ],
+)
+def test_impossible_combinations_are_refused(text, message):
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\n" + text + "\n")
+    assert str(info.value).startswith(message)
+
+
+def test_nccl_is_allowed_on_gpu():
+    plan = plan_of("name: p\ndevice: gpu\nmatrix: {strategy: [mirrored], cross_device_ops: [nccl]}\n")
+    assert plan.specs[0].cross_device_ops == "nccl"
+
+
+def test_plan_rows():
+    rows = plan_rows(plan_of("name: p\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n"))
+    assert rows == [{"config_id": rows[0]["config_id"], "model": "mlp/small", "strategy": "mirrored", "nodes": 1,
+                     "dev/node": 2, "replicas": 2, "batch": "32 weak", "global": 64, "precision": "float32",
+                     "jit": "off", "opt": "sgd", "steps": "3+20", "timeout_s": "600"}]

@@ -1,0 +1,69 @@
+import json
+
+import pytest
+
+from tfscale import store
+from tfscale.errors import ResultsError
+from tfscale.metrics import RECORD_COLUMNS
+
+
+def test_append_and_read_round_trip(tmp_path):
+    path = tmp_path / "s" / "r1" / "records.jsonl"
+    store.append_record(path, {"config_id": "a", "status": "ok"})
+    store.append_record(path, {"config_id": "b", "status": "failed"})
+    lines = path.read_text().splitlines()
+    assert [json.loads(line)["schema_version"] for line in lines] == [store.SCHEMA_VERSION] * 2
+    assert [r["config_id"] for r in store.read_records(path)] == ["a", "b"]
+
+
+def test_torn_last_line_is_skipped_with_a_warning_naming_file_and_line(tmp_path):
+    path = tmp_path / "records.jsonl"
+    store.append_record(path, {"config_id": "a"})
+    with open(path, "a") as f:
+        f.write('{"config_id": "b", "sta')
+    with pytest.warns(store.RecordWarning, match=r"records\.jsonl:2: unreadable record line skipped"):
+        records = list(store.read_records(path))
+    assert [r["config_id"] for r in records] == ["a"]
+
+
+def test_newer_schema_is_a_clear_error(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps({"config_id": "a", "schema_version": store.SCHEMA_VERSION + 1}) + "\n")
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 2 is newer"):
+        list(store.read_records(path))
+
+
+def test_older_records_are_upgraded_step_by_step(monkeypatch):
+    def update_to_2(r):
+        r = dict(r)
+        r["steps"] = r.pop("n_steps")
+        return r
+
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store, "MIGRATIONS", {2: update_to_2, 3: lambda r: {**r, "status": r["status"].lower()}})
+    upgraded = store.upgrade({"schema_version": 1, "n_steps": 5, "status": "OK"})
+    assert upgraded == {"schema_version": 3, "steps": 5, "status": "ok"}
+
+
+def test_load_results_from_file_run_suite_and_root(tmp_path):
+    for suite, run, cid in (("s1", "r1", "a"), ("s1", "r2", "b"), ("s2", "r1", "c")):
+        store.append_record(store.run_dir(tmp_path, suite, run) / store.RECORDS_FILE, {"config_id": cid})
+    assert list(store.load_results(tmp_path)["config_id"]) == ["a", "b", "c"]
+    assert list(store.load_results(tmp_path / "s1")["config_id"]) == ["a", "b"]
+    assert list(store.load_results(tmp_path / "s1" / "r2")["config_id"]) == ["b"]
+    frame = store.load_results(tmp_path / "s2" / "r1" / "records.jsonl")
+    assert list(frame.columns[: len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)
+    assert frame["step_time_median_s"].isna().all()
+
+
+def test_load_results_without_records_is_an_error(tmp_path):
+    with pytest.raises(ResultsError, match="no records.jsonl found"):
+        store.load_results(tmp_path)
+    with pytest.raises(ResultsError, match="no such file or folder"):
+        store.load_results(tmp_path / "nope")
+
+
+def test_write_json_atomic_leaves_no_temporary(tmp_path):
+    store.write_json_atomic(tmp_path / "x.json", {"a": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": 1}

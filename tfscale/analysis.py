@@ -1,0 +1,129 @@
+"""Scaling analysis on a records DataFrame: pure pandas, no TensorFlow.
+
+Each config is compared with the 1-node, 1-device config of the same workload (model, size, precision, batch
+policy and batch_size, jit, optimizer, device) in the same run:
+- strong scaling (batch_policy "strong", global batch fixed): speedup = T1 / TN, efficiency = T1 / (N * TN),
+  with T the median step time;
+- weak scaling (batch_policy "weak", per-replica batch fixed): speedup = thr_N / thr_1,
+  efficiency = thr_N / (N * thr_1), with thr the global throughput.
+N is the total number of devices (nodes * devices_per_node).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tfscale import metrics as m
+
+WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
+                m.OPTIMIZER)
+HIGH_CV = 0.05  # MAD / median above this is flagged as high step-time variation
+
+
+def _key(row: pd.Series) -> tuple:
+    return tuple(None if _missing(row.get(c)) else row.get(c) for c in WORKLOAD_KEY)
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _baselines(frame: pd.DataFrame) -> dict[tuple, pd.Series]:
+    """Per workload key, the ok 1-device 1-node record; OneDeviceStrategy preferred, else the first in order."""
+    found: dict[tuple, pd.Series] = {}
+    single = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.DEVICES] == 1)]
+    for _, row in single.iterrows():
+        key = _key(row)
+        if key not in found or (row[m.STRATEGY] == "one_device" and found[key][m.STRATEGY] != "one_device"):
+            found[key] = row
+    return found
+
+
+def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy with scaling, speedup, scaling_efficiency, baseline_config_id, baseline_note, step_time_cv."""
+    out = frame.copy()
+    if m.DEVICES not in out.columns or out[m.DEVICES].isna().any():
+        out[m.DEVICES] = out[m.NODES] * out[m.DEVICES_PER_NODE]
+    baselines = _baselines(out)
+    scaling, speedup, efficiency, base_ids, notes = [], [], [], [], []
+    for _, row in out.iterrows():
+        kind = "strong" if row[m.BATCH_POLICY] == "strong" else "weak"
+        scaling.append(kind)
+        base = baselines.get(_key(row))
+        note = _why_no_figure(row, base)
+        if note:
+            speedup.append(math.nan)
+            efficiency.append(math.nan)
+            base_ids.append(None if base is None else base[m.CONFIG_ID])
+            notes.append(note)
+            continue
+        n = int(row[m.DEVICES])
+        if kind == "strong":
+            s = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
+        else:
+            s = row[m.THROUGHPUT_EXAMPLES_PER_S] / base[m.THROUGHPUT_EXAMPLES_PER_S]
+        speedup.append(s)
+        efficiency.append(s / n)
+        base_ids.append(base[m.CONFIG_ID])
+        notes.append(None)
+    out[m.SCALING] = scaling
+    out[m.SPEEDUP] = pd.Series(speedup, index=out.index, dtype="float64")
+    out[m.SCALING_EFFICIENCY] = pd.Series(efficiency, index=out.index, dtype="float64")
+    out[m.BASELINE_CONFIG_ID] = base_ids
+    out[m.BASELINE_NOTE] = notes
+    median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
+    out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
+    return out
+
+
+def _why_no_figure(row: pd.Series, base: pd.Series | None) -> str | None:
+    if row[m.STATUS] != m.STATUS_OK:
+        return f"config {row[m.STATUS]}"
+    if base is None:
+        return (f"no baseline: no ok 1-node 1-device config of {row[m.MODEL]} with the same precision, "
+                "batch policy, batch_size, jit and optimizer in this run")
+    return None
+
+
+def warnings_for(frame: pd.DataFrame) -> list[str]:
+    """Plain-sentence warnings a reader of the report must see; `frame` has gone through add_scaling."""
+    notes = []
+    if (frame[m.DEVICE_KIND] == "cpu-logical").any():
+        notes.append("Logical CPU devices share the same cores and thread pools: the scaling figures of "
+                     "cpu-logical configs test the harness, not the hardware. Do not read them as speedups.")
+    failed = frame[frame[m.STATUS] != m.STATUS_OK]
+    for _, row in failed.iterrows():
+        notes.append(f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, {row[m.DEVICES]} devices) "
+                     f"{row[m.STATUS]}: {row[m.REASON]}")
+    noisy = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.STEP_TIME_CV] > HIGH_CV)]
+    for _, row in noisy.iterrows():
+        notes.append(f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, {row[m.DEVICES]} devices): "
+                     f"high step-time variation, MAD/median = {row[m.STEP_TIME_CV]:.1%} "
+                     f"(> {HIGH_CV:.0%}); its figures are less certain")
+    missing = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.SCALING_EFFICIENCY].isna()]
+    for _, row in missing.iterrows():
+        notes.append(f"Config {row[m.CONFIG_ID]}: {row[m.BASELINE_NOTE]}")
+    return notes
+
+
+SUMMARY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.GLOBAL_BATCH_SIZE, m.STATUS,
+                   m.STEP_TIME_MEDIAN_S, m.THROUGHPUT_EXAMPLES_PER_S, m.SCALING, m.SCALING_EFFICIENCY)
+
+
+def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
+    """Short text rows for the terminal: one per config, figures formatted with their units."""
+    rows = []
+    for _, r in frame.iterrows():
+        ok = r[m.STATUS] == m.STATUS_OK
+        rows.append({
+            "config_id": r[m.CONFIG_ID],
+            "model": r[m.MODEL] if _missing(r[m.MODEL_SIZE]) else f"{r[m.MODEL]}/{r[m.MODEL_SIZE]}",
+            "strategy": r[m.STRATEGY], "devices": str(r[m.DEVICES]), "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
+            "status": r[m.STATUS],
+            "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
+            "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
+            "efficiency": "" if _missing(r[m.SCALING_EFFICIENCY]) else f"{r[m.SCALING_EFFICIENCY]:.2f} {r[m.SCALING]}",
+        })
+    return rows

@@ -1,0 +1,38 @@
+"""The `tfscale` command: a click group whose commands are thin wrappers over library calls.
+
+Importing this package imports neither TensorFlow nor pandas nor plotly (a test checks): `tfscale plan` and
+`tfscale --help` answer at once, and commands import what they need when they run.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tfscale._version import __version__
+from tfscale.cli import env_cmd, plan_cmd, report_cmd, run_cmd
+from tfscale.errors import TfscaleError
+
+USER_ERROR_EXIT = 2
+
+
+class TfscaleGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except TfscaleError as error:  # the user's input was wrong: one line, no traceback
+            click.echo(f"tfscale: error: {error}", err=True)
+            ctx.exit(USER_ERROR_EXIT)
+
+
+@click.group(cls=TfscaleGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tfscale")
+def cli() -> None:
+    """Benchmark TensorFlow distributed training across devices, nodes and strategies."""
+
+
+for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="tfscale")

@@ -1,0 +1,20 @@
+"""`tfscale env`: this host's environment as JSON (what each run stores as env.json)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write the JSON to this file.")
+def env(output: str | None) -> None:
+    """Print TF version and build, devices, CPU, memory, GPUs (NVML) and package versions."""
+    from tfscale.envinfo import collect_env
+    from tfscale.store import write_json_atomic
+
+    document = collect_env()
+    click.echo(json.dumps(document, indent=1))
+    if output:
+        write_json_atomic(output, document)

@@ -1,0 +1,20 @@
+"""`tfscale plan SUITE`: the expanded configs, without running (or importing) anything heavy."""
+
+from __future__ import annotations
+
+import click
+
+from tfscale.plan import expand, plan_rows
+from tfscale.suite import load_suite
+from tfscale.textable import format_table
+
+
+@click.command()
+@click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
+def plan(suite_file: str) -> None:
+    """Print the configs SUITE expands to and their count."""
+    result = expand(load_suite(suite_file))
+    click.echo(format_table(plan_rows(result)))
+    collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
+    click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device})"
+               f"{collapsed}")

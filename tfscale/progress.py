@@ -1,0 +1,45 @@
+"""Sweep progress as one line per finished config: a bar, configs done, ETA, and what just finished."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tfscale import metrics as m
+
+BAR_WIDTH = 20
+
+
+def eta_text(elapsed_s: float, done: int, total: int) -> str:
+    """Remaining time at the mean pace so far, as M:SS (H:MM:SS past an hour); "?" before the first config."""
+    if done == 0:
+        return "?"
+    remaining = round(elapsed_s / done * (total - done))
+    hours, rest = divmod(remaining, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+def progress_line(done: int, total: int, elapsed_s: float, record: dict[str, Any]) -> str:
+    filled = BAR_WIDTH * done // total
+    bar = "#" * filled + "." * (BAR_WIDTH - filled)
+    size = record.get(m.MODEL_SIZE)
+    what = f"{record[m.MODEL]}{'/' + size if size else ''} {record[m.STRATEGY]} x{record[m.DEVICES]}"
+    if record[m.STATUS] == m.STATUS_OK:
+        outcome = f"ok, {record[m.STEP_TIME_MEDIAN_S] * 1e3:.2f} ms/step"
+    else:
+        outcome = f"{record[m.STATUS]}: {record[m.REASON]}"
+    width = len(str(total))
+    return f"[{bar}] {done:{width}d}/{total} ETA {eta_text(elapsed_s, done, total):>7}  {what}: {outcome}"
+
+
+class Progress:
+    """Callback for runner.run_plan: prints a progress line per finished config."""
+
+    def __init__(self, total: int, echo: Callable[[str], None], clock: Callable[[], float] = time.monotonic):
+        self.total, self.echo, self.clock = total, echo, clock
+        self.start = clock()
+
+    def __call__(self, index: int, record: dict[str, Any]) -> None:
+        self.echo(progress_line(index + 1, self.total, self.clock() - self.start, record))

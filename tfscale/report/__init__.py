@@ -1,0 +1,117 @@
+"""One self-contained HTML report (plotly.js embedded once; viewable offline) from one or more runs."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.offline
+
+from tfscale import metrics as m
+from tfscale._version import __version__
+from tfscale.analysis import add_scaling, warnings_for
+from tfscale.report import figures
+from tfscale.store import find_records_files, load_env, load_results
+
+TEMPLATE = Path(__file__).with_name("template.html")
+TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
+                 m.NODES, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
+                 m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
+                 m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
+                 m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
+                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES)
+
+
+def _cell(value: Any) -> tuple[str, str]:
+    """(display text, sort key) of a table cell; empty for missing values, never 0."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "", ""
+    if isinstance(value, bool):
+        return ("on" if value else "off"), str(int(value))
+    if isinstance(value, float):
+        return f"{value:.4g}", repr(value)
+    return str(value), str(value)
+
+
+def records_table(frame: pd.DataFrame) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
+    rows = []
+    for _, row in frame.iterrows():
+        cls = "" if row[m.STATUS] == m.STATUS_OK else ' class="bad"'
+        cells = []
+        for column in TABLE_COLUMNS:
+            text, key = _cell(row.get(column))
+            cells.append(f'<td data-sort="{html.escape(key)}">{html.escape(text)}</td>')
+        rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _env_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        return [row for k, v in value.items() for row in _env_rows(f"{prefix}.{k}" if prefix else k, v)]
+    return [(prefix, json.dumps(value) if isinstance(value, list) else str(value))]
+
+
+def env_section(envs: dict[str, dict[str, Any]]) -> str:
+    """Environment of each run, one column per run; rows where runs differ are highlighted."""
+    if not envs:
+        return "<p>No env.json found beside these records.</p>"
+    flat = {run: dict(_env_rows("", env)) for run, env in envs.items()}
+    keys = sorted({k for env in flat.values() for k in env} - {"captured_at"})
+    head = "".join(f"<th>{html.escape(run)}</th>" for run in flat)
+    rows = []
+    for key in keys:
+        values = [flat[run].get(key, "") for run in flat]
+        cls = ' class="differs"' if len(set(values)) > 1 else ""
+        cells = "".join(f"<td>{html.escape(v)}</td>" for v in values)
+        rows.append(f"<tr{cls}><th>{html.escape(key)}</th>{cells}</tr>")
+    return f'<table class="env"><thead><tr><th>key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str) -> str:
+    """The report's HTML text for an (unanalysed) records frame."""
+    frame = add_scaling(frame)
+    plots = []
+    for build in (figures.throughput_figure, figures.efficiency_figure, figures.step_time_figure,
+                  figures.memory_figure):
+        fig = build(frame)
+        if fig is not None:
+            plots.append(f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>')
+    notes = warnings_for(frame)
+    warning_html = "".join(
+        f'<li class="{"prominent" if i == 0 and "Logical CPU" in n else ""}">{html.escape(n)}</li>'
+        for i, n in enumerate(notes))
+    counts = frame[m.STATUS].value_counts().to_dict()
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    replacements = {
+        "{{title}}": html.escape(title),
+        "{{plotlyjs}}": plotly.offline.get_plotlyjs(),
+        "{{summary}}": html.escape(f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; "
+                                   f"tfscale {__version__}"),
+        "{{warnings}}": f"<ul>{warning_html}</ul>" if notes else "<p>None.</p>",
+        "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
+        "{{table}}": records_table(frame),
+        "{{env}}": env_section(envs),
+    }
+    # One pass over the template, so text inserted for one slot is never scanned for another.
+    return re.sub(r"\{\{\w+\}\}", lambda match: replacements[match.group(0)], TEMPLATE.read_text(encoding="utf-8"))
+
+
+def write_report(paths: list[str | Path], output: str | Path, title: str | None = None) -> Path:
+    """Load records under `paths`, render, and write one HTML file. Returns its path."""
+    frame = load_results(*paths)
+    envs = {}
+    for records_file in (f for p in paths for f in find_records_files(p)):
+        env = load_env(records_file.parent)
+        if env:
+            envs[f"{records_file.parent.parent.name}/{records_file.parent.name}"] = env
+    if title is None:
+        title = "tfscale report: " + ", ".join(sorted(frame[m.SUITE].dropna().unique()))
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render(frame, envs, title), encoding="utf-8")
+    return output

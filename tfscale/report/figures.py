@@ -1,0 +1,101 @@
+"""Plotly figures of a scaling-analysed records frame. Formatting only: every number comes from the frame."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from tfscale import metrics as m
+
+MIB = 1024.0 * 1024.0
+
+
+def workload_label(row: pd.Series) -> str:
+    size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
+    return (f"{row[m.MODEL]}{size} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
+            + (" xla" if row[m.JIT] else ""))
+
+
+def strategy_label(row: pd.Series) -> str:
+    ops = row.get(m.CROSS_DEVICE_OPS)
+    nodes = f" {row[m.NODES]} nodes" if row[m.NODES] > 1 else ""
+    return row[m.STRATEGY] + ("" if pd.isna(ops) or not ops else f" ({ops})") + nodes
+
+
+def config_label(row: pd.Series) -> str:
+    return f"{row[m.CONFIG_ID]} {workload_label(row)} {strategy_label(row)} x{row[m.DEVICES]}"
+
+
+def _ok(frame: pd.DataFrame) -> pd.DataFrame:
+    ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
+    ok["workload"] = ok.apply(workload_label, axis=1)
+    ok["strategy_label"] = ok.apply(strategy_label, axis=1)
+    return ok.sort_values([m.RUN_ID, "workload", "strategy_label", m.DEVICES])
+
+
+def _layout(fig: go.Figure, title: str, rows: int) -> go.Figure:
+    fig.update_layout(title=title, height=320 * rows + 80, legend_title_text="strategy", margin={"t": 90})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
+def _facet_rows(frame: pd.DataFrame, wrap: int) -> int:
+    return max(1, -(-frame["workload"].nunique() // wrap))
+
+
+def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    ok = _ok(frame)
+    if ok.empty:
+        return None
+    fig = px.line(ok, x=m.DEVICES, y=m.THROUGHPUT_EXAMPLES_PER_S, color="strategy_label", facet_col="workload",
+                  facet_col_wrap=wrap, markers=True, line_dash=m.RUN_ID if ok[m.RUN_ID].nunique() > 1 else None,
+                  error_y=None, hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
+                  labels={m.DEVICES: "devices (nodes x devices per node)",
+                          m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)"})
+    return _layout(fig, "Throughput vs devices", _facet_rows(ok, wrap))
+
+
+def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    ok = _ok(frame)
+    ok = ok[ok[m.SCALING_EFFICIENCY].notna()]
+    if ok.empty:
+        return None
+    ok["workload"] = ok["workload"] + " (" + ok[m.SCALING] + " scaling)"
+    fig = px.line(ok, x=m.DEVICES, y=m.SCALING_EFFICIENCY, color="strategy_label", facet_col="workload",
+                  facet_col_wrap=wrap, markers=True, hover_data=[m.CONFIG_ID, m.SPEEDUP, m.BASELINE_CONFIG_ID],
+                  labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"})
+    fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal",
+                  annotation_position="top left")
+    return _layout(fig, "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1))",
+                   _facet_rows(ok, wrap))
+
+
+def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:
+    ok = _ok(frame)
+    if ok.empty:
+        return None
+    fig = go.Figure()
+    for _, row in ok.iterrows():
+        fig.add_trace(go.Box(y=[t * 1e3 for t in row[m.STEP_TIMES_S]], name=config_label(row), boxpoints="all",
+                             jitter=0.3, pointpos=0, marker_size=3, showlegend=False))
+    fig.update_layout(title="Step-time distributions (timed windows only; warm-up excluded)",
+                      yaxis_title="step time (ms)", height=520, xaxis_tickangle=-40, margin={"b": 220})
+    return fig
+
+
+def memory_figure(frame: pd.DataFrame) -> go.Figure | None:
+    ok = _ok(frame)
+    ok = ok[ok[m.PEAK_MEMORY_BYTES].notna()]
+    if ok.empty:
+        return None
+    ok["label"] = ok.apply(config_label, axis=1)
+    ok["peak_mib"] = ok[m.PEAK_MEMORY_BYTES] / MIB
+    kinds = ", ".join(sorted(ok[m.MEMORY_KIND].dropna().unique()))
+    fig = px.bar(ok, x="label", y="peak_mib", color="strategy_label", hover_data=[m.MEMORY_KIND],
+                 labels={"label": "config", "peak_mib": "peak memory per device (MiB)"})
+    fig.update_layout(title=f"Peak memory per device ({kinds})", height=520, xaxis_tickangle=-40,
+                      margin={"b": 220}, legend_title_text="strategy")
+    return fig
