@@ -19,7 +19,7 @@ from tfscale import metrics as m
 
 WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
                 m.OPTIMIZER)
-HIGH_CV = 0.05  # MAD / median above this is flagged as high step-time variation
+HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 
 
 def _key(row: pd.Series) -> tuple:
@@ -87,24 +87,24 @@ def _why_no_figure(row: pd.Series, base: pd.Series | None) -> str | None:
     return None
 
 
+def _what(row: pd.Series) -> str:
+    return f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, x{row[m.DEVICES]})"
+
+
 def warnings_for(frame: pd.DataFrame) -> list[str]:
     """Plain-sentence warnings a reader of the report must see; `frame` has gone through add_scaling."""
     notes = []
     if (frame[m.DEVICE_KIND] == "cpu-logical").any():
         notes.append("Logical CPU devices share the same cores and thread pools: the scaling figures of "
                      "cpu-logical configs test the harness, not the hardware. Do not read them as speedups.")
-    failed = frame[frame[m.STATUS] != m.STATUS_OK]
-    for _, row in failed.iterrows():
-        notes.append(f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, {row[m.DEVICES]} devices) "
-                     f"{row[m.STATUS]}: {row[m.REASON]}")
-    noisy = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.STEP_TIME_CV] > HIGH_CV)]
-    for _, row in noisy.iterrows():
-        notes.append(f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, {row[m.DEVICES]} devices): "
-                     f"high step-time variation, MAD/median = {row[m.STEP_TIME_CV]:.1%} "
+    ok = frame[m.STATUS] == m.STATUS_OK
+    for _, row in frame[~ok].iterrows():
+        notes.append(f"{_what(row)} {row[m.STATUS]}: {row[m.REASON]}")
+    for _, row in frame[ok & (frame[m.STEP_TIME_CV] > HIGH_CV)].iterrows():
+        notes.append(f"{_what(row)}: high step-time variation, MAD/median = {row[m.STEP_TIME_CV]:.1%} "
                      f"(> {HIGH_CV:.0%}); its figures are less certain")
-    missing = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.SCALING_EFFICIENCY].isna()]
-    for _, row in missing.iterrows():
-        notes.append(f"Config {row[m.CONFIG_ID]}: {row[m.BASELINE_NOTE]}")
+    for _, row in frame[ok & frame[m.SCALING_EFFICIENCY].isna()].iterrows():
+        notes.append(f"{_what(row)}: {row[m.BASELINE_NOTE]}")
     return notes
 
 

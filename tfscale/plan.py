@@ -46,7 +46,7 @@ def expand(suite: Suite) -> Plan:
     keys = list(suite.matrix)
     if keys:
         for values in itertools.product(*(suite.matrix[k] for k in keys)):
-            config = base | dict(zip(keys, values))
+            config = base | dict(zip(keys, values, strict=True))
             if not any(_matches(config, ex) for ex in suite.exclude):
                 configs.append(("matrix", config))
     configs += [(f"include[{i}]", base | inc) for i, inc in enumerate(suite.include)]
@@ -97,6 +97,9 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     if config["cross_device_ops"] == "nccl" and suite.device == "cpu":
         raise SuiteError(f"{name}: cross_device_ops=nccl has no CPU kernel (device: cpu); "
                          "use hierarchical_copy or reduction_to_one_device")
+    if config["steps"] % config["window_steps"]:
+        raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps="
+                         f"{config['window_steps']}")
     replicas = 1 if strategy.exactly_one_device else config["nodes"] * config["devices_per_node"]
     if config["batch_policy"] == "strong" and config["batch_size"] % replicas:
         raise SuiteError(f"{name}: batch_size={config['batch_size']} (strong scaling: global) does not divide "

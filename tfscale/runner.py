@@ -6,6 +6,7 @@ and the sweep goes on.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import signal
@@ -44,11 +45,13 @@ def _now() -> str:
 
 def base_record(spec: RunSpec, run_id: str) -> dict[str, Any]:
     """The record columns known before the worker runs (the plan's view of the config)."""
-    record = {name: getattr(spec, name) for name in SPEC_FIELDS}
+    record: dict[str, Any] = dict.fromkeys(m.RECORD_COLUMNS)  # every column, null until measured
+    record.update({name: getattr(spec, name) for name in SPEC_FIELDS})
     record.update({
         m.RUN_ID: run_id, m.DEVICES: spec.devices, m.REPLICAS: spec.replicas, m.DEVICE_KIND: spec.device_kind,
-        m.GLOBAL_BATCH_SIZE: spec.global_batch_size, m.TIMED_STEPS: spec.steps, m.TFSCALE_VERSION: __version__,
+        m.GLOBAL_BATCH_SIZE: spec.global_batch_size, m.TFSCALE_VERSION: __version__,
     })
+    record.pop(m.SCHEMA_VERSION)  # the store stamps it
     return record
 
 
@@ -103,7 +106,7 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
     if not outcome.timed_out and outcome.returncode == 0 and result and result.get("ok"):
         measurements = dict(result["measurements"])
         measurements.pop("final_loss", None)
-        return record | measurements | {m.STATUS: m.STATUS_OK, m.REASON: None, m.LOG_TAIL: None}
+        return record | measurements | {m.STATUS: m.STATUS_OK}
     status = m.STATUS_TIMEOUT if outcome.timed_out else m.STATUS_FAILED
     return record | {m.STATUS: status, m.REASON: failure_reason(outcome, result, spec.timeout_s),
                      m.LOG_TAIL: log_tail(log_path)}
@@ -128,7 +131,5 @@ def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, An
 
 
 def _remove_if_empty(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         path.rmdir()
-    except OSError:
-        pass

@@ -58,12 +58,12 @@ def test_missing_baseline_and_failed_configs_are_empty_not_zero():
 def test_warnings_name_logical_devices_failures_noise_and_missing_baselines():
     rows = [record("a", "mirrored", 1, 0.1, kind="cpu-logical"), record("b", "mirrored", 2, 0.1, batch=8),
             record("c", "mirrored", 4, 0.1, status="timeout")]
-    rows[0]["step_time_mad_s"] = 0.01
+    rows[0]["step_time_mad_s"] = 0.02
     notes = warnings_for(add_scaling(pd.DataFrame(rows)))
     assert notes[0].startswith("Logical CPU devices share the same cores")
-    assert notes[1] == "Config c (mlp, mirrored, 4 devices) timeout: boom"
-    assert notes[2].startswith("Config a (mlp, mirrored, 1 devices): high step-time variation, MAD/median = 10.0%")
-    assert notes[3].startswith("Config b: no baseline")
+    assert notes[1] == "Config c (mlp, mirrored, x4) timeout: boom"
+    assert notes[2].startswith("Config a (mlp, mirrored, x1): high step-time variation, MAD/median = 20.0% (> 10%)")
+    assert notes[3].startswith("Config b (mlp, mirrored, x2): no baseline")
     assert len(notes) == 4
 
 

@@ -88,6 +88,8 @@ def test_config_id_hashes_sorted_content():
          "s.yaml: matrix: mlp/mirrored with nodes=2: MirroredStrategy runs on one node"),
         ("defaults: {batch_policy: strong, batch_size: 10}\nmatrix: {strategy: [mirrored], devices_per_node: [4]}",
          "s.yaml: matrix: mlp/mirrored: batch_size=10 (strong scaling: global) does not divide over 4 replicas"),
+        ("defaults: {steps: 25, window_steps: 10}\nmatrix: {model: [mlp]}",
+         "s.yaml: matrix: mlp/one_device: steps=25 is not a multiple of window_steps=10"),
         ("matrix: {strategy: [mirrored]}\nexclude: [{strategy: mirrored}]",
          "s.yaml: exclude: removes every config"),
         ("matrix: {model: [mlp]}\ninclude: [{strategy: one_device, devices_per_node: 4}]",

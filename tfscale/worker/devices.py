@@ -27,7 +27,3 @@ def setup_devices(device: str, count: int) -> list[str]:
     for gpu in gpus[:count]:
         tf.config.experimental.set_memory_growth(gpu, True)
     return [d.name for d in tf.config.list_logical_devices("GPU")]
-
-
-def device_kind(device: str) -> str:
-    return "cpu-logical" if device == "cpu" else "gpu"

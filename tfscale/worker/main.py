@@ -37,7 +37,7 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
     from tfscale import metrics as m
     from tfscale.stats import StepStats
     from tfscale.worker.data import synthetic_dataset
-    from tfscale.worker.devices import device_kind, setup_devices
+    from tfscale.worker.devices import setup_devices
     from tfscale.worker.loop import build_train_step, run_timed_loop
     from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
     from tfscale.worker.models import build_workload
@@ -57,8 +57,8 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         optimizer.build(workload.model.trainable_variables)
 
     dataset = strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, spec.seed))
-    train_step = build_train_step(strategy, workload, optimizer, global_batch, spec.jit)
-    loop = run_timed_loop(train_step, iter(dataset), warmup_steps=spec.warmup_steps, steps=spec.steps,
+    train_step = build_train_step(strategy, workload, optimizer, iter(dataset), global_batch, spec.jit)
+    loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device)
 
     stats = StepStats.from_samples(loop.samples_s)
@@ -68,7 +68,7 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
     trainable = workload.model.trainable_variables
     return {
         m.REPLICAS: replicas,
-        m.DEVICE_KIND: device_kind(spec.device),
+        m.DEVICE_KIND: spec.device_kind,
         m.PARAMS: int(workload.model.count_params()),
         m.GRAD_BYTES: int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in trainable)),
         m.TIMED_STEPS: loop.timed_steps,

@@ -1,0 +1,94 @@
+"""CLI behaviour through click's CliRunner: plan output, user errors (one line, exit 2), report rendering."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tfscale.cli import cli
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def write(tmp_path, text, name="suite.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_version_and_help(runner):
+    result = runner.invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith("tfscale, version ")
+    assert "plan" in runner.invoke(cli, ["--help"]).output
+
+
+def test_plan_prints_table_and_count(runner, tmp_path):
+    suite = write(tmp_path, "name: demo\nmatrix:\n  strategy: [mirrored, central_storage]\n  devices_per_node: [1, 4]\n")
+    result = runner.invoke(cli, ["plan", suite])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[:4] == ["config_id", "model", "strategy", "nodes"]
+    assert len(lines) == 1 + 4 + 1
+    assert lines[-1] == "4 configs in suite 'demo' (device: cpu)"
+
+
+def test_plan_of_the_quickstart(runner):
+    result = runner.invoke(cli, ["plan", str(DATA.parent.parent / "suites" / "quickstart.yaml")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "21 configs in suite 'quickstart' (device: cpu)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\nmatrix: {model: [mlp]}\ncolour: red\n", "colour: unknown key"),
+        ("name: x\nmatrix: {batch_size: [eight]}\n", "matrix.batch_size[0]: expected int, got 'eight'"),
+        ("name: x\nmatrix: {}\n", "matrix: empty"),
+        ("name: x\nmatrix: {model: [resnet9]}\n", "matrix.model[0]: unknown model 'resnet9'"),
+        ("name: x\nmatrix: {strategy: [magic]}\n", "matrix.strategy[0]: unknown strategy 'magic'"),
+        ("name: x\nmatrix: {strategy: [one_device], devices_per_node: [2]}\n",
+         "matrix: mlp/one_device with devices_per_node=2"),
+    ],
+)
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_bad_suites_exit_2_with_one_line(runner, tmp_path, text, message, command):
+    suite = write(tmp_path, text)
+    result = runner.invoke(cli, [command, suite, "--results-dir", str(tmp_path / "r")] if command == "run"
+                           else [command, suite])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"tfscale: error: {suite}: {message}")
+    assert result.output.count("\n") == 1
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()  # nothing started
+
+
+def test_missing_suite_file(runner, tmp_path):
+    result = runner.invoke(cli, ["plan", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"tfscale: error: {tmp_path / 'nope.yaml'}: cannot read suite file")
+
+
+def test_report_from_committed_records(runner, tmp_path):
+    run = tmp_path / "results" / "quickstart" / "example"
+    shutil.copytree(DATA / "example-run", run)
+    result = runner.invoke(cli, ["report", str(run), "--reports-dir", str(tmp_path / "reports")])
+    assert result.exit_code == 0, result.output
+    report = tmp_path / "reports" / "quickstart.html"
+    assert result.output == f"report: {report}\n"
+    text = report.read_text()
+    # self-contained: plotly.js inlined once, no external scripts or stylesheets
+    assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
+    assert "<link" not in text
+    assert text.count("plotly.js v") == 1
+    assert text.count('class="plotly-graph-div"') == 4
+    assert "Logical CPU devices share the same cores" in text
+    for column in ("step_time_median_s", "scaling_efficiency", "peak_memory_bytes"):
+        assert f"<th>{column}</th>" in text
+
+
+def test_report_of_nothing_is_a_user_error(runner, tmp_path):
+    result = runner.invoke(cli, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output == f"tfscale: error: {tmp_path}: no records.jsonl found\n"

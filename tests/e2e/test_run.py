@@ -1,0 +1,136 @@
+"""End to end through the real CLI: real TensorFlow worker processes on logical CPU devices."""
+
+import json
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tfscale import load_results
+from tfscale.cli import cli
+from tfscale.metrics import RECORD_COLUMNS
+
+pytestmark = pytest.mark.e2e
+HERE = Path(__file__).resolve().parent
+
+SUITE = """
+name: e2e
+device: cpu
+defaults: {model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
+matrix:
+  model: [mlp, regressor]
+  strategy: [one_device, mirrored]
+  devices_per_node: [1, 2]
+exclude:
+  - {strategy: one_device, devices_per_node: 2}
+  - {model: regressor, devices_per_node: 1}
+models:
+  regressor: {entry: "user_models:tiny_regressor", args: {width: 16}}
+"""
+
+
+def read_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tfscale_workers() -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if "tfscale.worker" in " ".join(p.info["cmdline"] or []):
+            found.append(p)
+    return found
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    from click.testing import CliRunner
+
+    tmp = tmp_path_factory.mktemp("e2e")
+    (tmp / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    suite = tmp / "e2e.yaml"
+    suite.write_text(SUITE)
+    result = CliRunner().invoke(cli, ["run", str(suite), "--results-dir", str(tmp / "results"),
+                                      "--reports-dir", str(tmp / "reports"), "--run-id", "r1"])
+    return tmp, result
+
+
+def test_sweep_succeeds_and_reports(sweep):
+    tmp, result = sweep
+    assert result.exit_code == 0, result.output
+    assert "[####################] 4/4" in result.output
+    assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'}")
+    html = (tmp / "reports" / "e2e.html").read_text()
+    assert "plotly.js v" in html and "<script src=" not in html
+
+
+def test_records_carry_every_column_with_real_values(sweep):
+    tmp, _ = sweep
+    run = tmp / "results" / "e2e" / "r1"
+    records = read_records(run / "records.jsonl")
+    assert [(r["model"], r["strategy"], r["devices_per_node"]) for r in records] == [
+        ("mlp", "one_device", 1), ("mlp", "mirrored", 1), ("mlp", "mirrored", 2), ("regressor", "mirrored", 2)]
+    for r in records:
+        assert set(RECORD_COLUMNS) <= set(r), set(RECORD_COLUMNS) - set(r)
+        assert r["status"] == "ok", r["reason"]
+        assert r["reason"] is None
+        assert r["schema_version"] == 1
+        assert r["device_kind"] == "cpu-logical"
+        assert r["timed_steps"] == 6 and len(r["step_times_s"]) == 6
+        times = sorted(r["step_times_s"])
+        assert r["step_time_median_s"] == pytest.approx((times[2] + times[3]) / 2)
+        assert r["step_time_ci95_low_s"] == times[0] and r["step_time_ci95_high_s"] == times[-1]
+        assert r["throughput_examples_per_s"] == pytest.approx(r["global_batch_size"] / r["step_time_median_s"])
+        assert r["first_step_s"] > r["step_time_median_s"]  # tracing is not in the timed steps
+        assert r["peak_memory_bytes"] > 0 and r["memory_kind"] == "process_peak_rss"
+        assert r["host_rss_peak_bytes"] == r["peak_memory_bytes"]
+        assert "host sync" in r["timing"]
+        assert (run / r["log_path"]).is_file()
+    mirrored2 = records[2]
+    assert (mirrored2["replicas"], mirrored2["global_batch_size"], mirrored2["throughput_per_replica"]) == (
+        2, 32, pytest.approx(mirrored2["throughput_examples_per_s"] / 2))
+    regressor = records[3]
+    assert regressor["model_size"] is None
+    assert regressor["params"] == 4 * 16 + 16 + 16 + 1  # Dense(16) on 4 features, Dense(1)
+    assert regressor["grad_bytes"] == regressor["params"] * 4
+    env = json.loads((run / "env.json").read_text())
+    assert env["tensorflow"]["version"].startswith("2.21")
+    assert env["cpu_logical_cores"] >= 1
+
+
+def test_load_results_reads_the_run(sweep):
+    tmp, _ = sweep
+    frame = load_results(tmp / "results")
+    assert len(frame) == 4
+    assert list(frame.columns[: len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)
+
+
+FAILING = """
+name: failing
+device: cpu
+defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, timeout_s: 120}
+matrix:
+  model: [broken, mlp]
+include:
+  - {model: mlp, batch_size: 4, timeout_s: 1}
+models:
+  broken: {entry: "user_models:not_a_workload"}
+"""
+
+
+def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
+    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    suite = tmp_path / "failing.yaml"
+    suite.write_text(FAILING)
+    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "results"),
+                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "f"])
+    assert result.exit_code == 1
+    records = read_records(tmp_path / "results" / "failing" / "f" / "records.jsonl")
+    assert [r["status"] for r in records] == ["failed", "ok", "timeout"]
+    assert records[0]["reason"] == ("UserModelError: models.broken.entry: user_models:not_a_workload returned "
+                                    "str, expected tfscale.Workload")
+    assert "UserModelError" in records[0]["log_tail"]
+    assert set(RECORD_COLUMNS) <= set(records[0])
+    assert records[0]["step_time_median_s"] is None and records[0]["timed_steps"] is None
+    assert records[2]["reason"] == "timed out after 1 s (process tree killed)"
+    assert (tmp_path / "reports" / "failing.html").is_file()
+    assert tfscale_workers() == []  # the timed-out worker was killed with its tree

@@ -1,0 +1,24 @@
+"""The README's two set-up commands are what users and CI run: keep them present and CI on the same command."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def block_after(marker: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(re.escape(marker) + r"\n```sh\n(.*?)\n```", text, re.S)
+    assert match, f"README.md has no ```sh block right after {marker}"
+    return match.group(1)
+
+
+def test_readme_has_both_setup_blocks():
+    assert "tfscale run suites/quickstart.yaml" in block_after("<!-- setup:run -->")
+    assert "pytest" in block_after("<!-- setup:test -->")
+
+
+def test_ci_runs_the_readme_test_command():
+    test_command = block_after("<!-- setup:test -->")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_command in ci.splitlines()
