@@ -14,6 +14,7 @@ DEVICE_KIND = "device_kind"  # cpu-logical|gpu|gpu-logical
 DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
 DURATION_S = "duration_s"  # s, wall time of the whole worker process as seen by the parent
+FINAL_LOSS = "final_loss"  # loss of the last timed step: a sanity check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
 FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
 GLOBAL_BATCH_SIZE = "global_batch_size"  # examples per step over all replicas
@@ -73,8 +74,8 @@ RECORD_COLUMNS = (
     PRECISION, JIT, OPTIMIZER, SEED, PARAMS, GRAD_BYTES, WARMUP_STEPS, TIMED_STEPS, WINDOW_STEPS, FIRST_STEP_S,
     STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
-    HOST_RSS_PEAK_BYTES, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT, FINISHED_AT,
-    DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
+    HOST_RSS_PEAK_BYTES, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
+    FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )
 
 STATUS_OK = "ok"

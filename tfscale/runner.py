@@ -104,9 +104,7 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
         result_path.unlink(missing_ok=True)
     record.update({m.FINISHED_AT: _now(), m.DURATION_S: round(outcome.duration_s, 3)})
     if not outcome.timed_out and outcome.returncode == 0 and result and result.get("ok"):
-        measurements = dict(result["measurements"])
-        measurements.pop("final_loss", None)
-        return record | measurements | {m.STATUS: m.STATUS_OK}
+        return record | result["measurements"] | {m.STATUS: m.STATUS_OK}
     status = m.STATUS_TIMEOUT if outcome.timed_out else m.STATUS_FAILED
     return record | {m.STATUS: status, m.REASON: failure_reason(outcome, result, spec.timeout_s),
                      m.LOG_TAIL: log_tail(log_path)}

@@ -1,6 +1,7 @@
 """End to end through the real CLI: real TensorFlow worker processes on logical CPU devices."""
 
 import json
+import math
 from pathlib import Path
 
 import psutil
@@ -84,6 +85,7 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["peak_memory_bytes"] > 0 and r["memory_kind"] == "process_peak_rss"
         assert r["host_rss_peak_bytes"] == r["peak_memory_bytes"]
         assert "host sync" in r["timing"]
+        assert math.isfinite(r["final_loss"])
         assert (run / r["log_path"]).is_file()
     mirrored2 = records[2]
     assert (mirrored2["replicas"], mirrored2["global_batch_size"], mirrored2["throughput_per_replica"]) == (

@@ -89,7 +89,7 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         m.TIMING: loop.timing,
         m.HOST: socket.gethostname(),
         m.TF_VERSION: tf.version.VERSION,
-        "final_loss": loop.final_loss,
+        m.FINAL_LOSS: loop.final_loss,
     }
 
 
