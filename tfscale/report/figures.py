@@ -50,12 +50,17 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = _ok(frame)
     if ok.empty:
         return None
+    # Error bars: the throughput interval implied by the 95 % CI of the median step time (empty below 6 samples).
+    batch, thr = ok[m.GLOBAL_BATCH_SIZE].astype(float), ok[m.THROUGHPUT_EXAMPLES_PER_S].astype(float)
+    ok["ci_plus"] = batch / pd.to_numeric(ok[m.STEP_TIME_CI95_LOW_S], errors="coerce") - thr
+    ok["ci_minus"] = thr - batch / pd.to_numeric(ok[m.STEP_TIME_CI95_HIGH_S], errors="coerce")
     fig = px.line(ok, x=m.DEVICES, y=m.THROUGHPUT_EXAMPLES_PER_S, color="strategy_label", facet_col="workload",
                   facet_col_wrap=wrap, markers=True, line_dash=m.RUN_ID if ok[m.RUN_ID].nunique() > 1 else None,
-                  error_y=None, hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
+                  error_y="ci_plus", error_y_minus="ci_minus",
+                  hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
                   labels={m.DEVICES: "devices (nodes x devices per node)",
                           m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)"})
-    return _layout(fig, "Throughput vs devices", _facet_rows(ok, wrap))
+    return _layout(fig, "Throughput vs devices (bars: 95 % CI of the median step)", _facet_rows(ok, wrap))
 
 
 def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
