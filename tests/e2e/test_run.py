@@ -25,6 +25,10 @@ matrix:
 exclude:
   - {strategy: one_device, devices_per_node: 2}
   - {model: regressor, devices_per_node: 1}
+include:
+  - {model: mlp, strategy: mirrored, devices_per_node: 2, precision: mixed_bfloat16, jit: true, optimizer: adam}
+  - {model: transformer, strategy: central_storage, devices_per_node: 2, precision: mixed_float16,
+     batch_policy: strong, batch_size: 16}
 models:
   regressor: {entry: "user_models:tiny_regressor", args: {width: 16}}
 """
@@ -58,7 +62,7 @@ def sweep(tmp_path_factory):
 def test_sweep_succeeds_and_reports(sweep):
     tmp, result = sweep
     assert result.exit_code == 0, result.output
-    assert "[####################] 4/4" in result.output
+    assert "[####################] 6/6" in result.output
     assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'}")
     html = (tmp / "reports" / "e2e.html").read_text()
     assert "plotly.js v" in html and "<script src=" not in html
@@ -68,8 +72,10 @@ def test_records_carry_every_column_with_real_values(sweep):
     tmp, _ = sweep
     run = tmp / "results" / "e2e" / "r1"
     records = read_records(run / "records.jsonl")
-    assert [(r["model"], r["strategy"], r["devices_per_node"]) for r in records] == [
-        ("mlp", "one_device", 1), ("mlp", "mirrored", 1), ("mlp", "mirrored", 2), ("regressor", "mirrored", 2)]
+    assert [(r["model"], r["strategy"], r["devices_per_node"], r["precision"]) for r in records] == [
+        ("mlp", "one_device", 1, "float32"), ("mlp", "mirrored", 1, "float32"), ("mlp", "mirrored", 2, "float32"),
+        ("regressor", "mirrored", 2, "float32"), ("mlp", "mirrored", 2, "mixed_bfloat16"),
+        ("transformer", "central_storage", 2, "mixed_float16")]
     for r in records:
         assert set(RECORD_COLUMNS) <= set(r), set(RECORD_COLUMNS) - set(r)
         assert r["status"] == "ok", r["reason"]
@@ -94,6 +100,8 @@ def test_records_carry_every_column_with_real_values(sweep):
     assert regressor["model_size"] is None
     assert regressor["params"] == 4 * 16 + 16 + 16 + 1  # Dense(16) on 4 features, Dense(1)
     assert regressor["grad_bytes"] == regressor["params"] * 4
+    strong = records[5]
+    assert (strong["batch_policy"], strong["global_batch_size"], strong["replicas"]) == ("strong", 16, 2)
     env = json.loads((run / "env.json").read_text())
     assert env["tensorflow"]["version"].startswith("2.21")
     assert env["cpu_logical_cores"] >= 1
@@ -102,7 +110,7 @@ def test_records_carry_every_column_with_real_values(sweep):
 def test_load_results_reads_the_run(sweep):
     tmp, _ = sweep
     frame = load_results(tmp / "results")
-    assert len(frame) == 4
+    assert len(frame) == 6
     assert list(frame.columns[: len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)
 
 

@@ -16,9 +16,24 @@ import tensorflow as tf
 
 from tfscale.workload import Workload
 
+# float16 gradients underflow without loss scaling. Keras 3's dynamic LossScaleOptimizer fails inside
+# strategy.run (its apply_gradients calls merge_call inside a cond: seen with Keras 3.15 under Mirrored and
+# CentralStorage), and its static `loss_scale_factor` cannot divide IndexedSlices (embedding gradients). So the
+# step scales the loss by this constant and unscales the gradients itself: the same float16 work, without the
+# dynamic scale's overflow check and skipped steps.
+STATIC_LOSS_SCALE = 2.0**10
+
+
+def _unscale(gradient, scale: float):
+    if gradient is None:  # a variable the loss does not depend on
+        return None
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.IndexedSlices(gradient.values / scale, gradient.indices, gradient.dense_shape)
+    return gradient / scale
+
 
 def build_train_step(strategy: tf.distribute.Strategy, workload: Workload, optimizer, iterator,
-                     global_batch: int, jit: bool) -> Callable[[], tf.Tensor]:
+                     global_batch: int, jit: bool, loss_scale: float | None = None) -> Callable[[], tf.Tensor]:
     """A `tf.function() -> summed loss` running one synchronous data-parallel step on the next batch.
 
     The iterator is captured, not passed: a tf.function argument costs a trace-cache lookup of its type spec on
@@ -37,8 +52,9 @@ def build_train_step(strategy: tf.distribute.Strategy, workload: Workload, optim
             if per_example.shape.rank > 1:  # user losses may keep extra axes: average them per example
                 per_example = tf.reduce_mean(per_example, axis=list(range(1, per_example.shape.rank)))
             loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
-            scaled = optimizer.scale_loss(loss)  # identity unless a LossScaleOptimizer (mixed_float16)
-        return loss, tape.gradient(scaled, variables)
+            scaled = loss if loss_scale is None else loss * loss_scale
+        grads = tape.gradient(scaled, variables)
+        return loss, grads if loss_scale is None else [_unscale(g, loss_scale) for g in grads]
 
     if jit:
         gradients = tf.function(gradients, jit_compile=True)

@@ -34,12 +34,9 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
     import keras
     import tensorflow as tf
 
-    from tfscale import metrics as m
-    from tfscale.stats import StepStats
     from tfscale.worker.data import synthetic_dataset
     from tfscale.worker.devices import setup_devices
-    from tfscale.worker.loop import build_train_step, run_timed_loop
-    from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
+    from tfscale.worker.loop import STATIC_LOSS_SCALE, build_train_step, run_timed_loop
     from tfscale.worker.models import build_workload
     from tfscale.worker.strategies import build_strategy, variable_policy
 
@@ -57,13 +54,24 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         optimizer.build(workload.model.trainable_variables)
 
     dataset = strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, spec.seed))
-    train_step = build_train_step(strategy, workload, optimizer, iter(dataset), global_batch, spec.jit)
+    train_step = build_train_step(strategy, workload, optimizer, iter(dataset), global_batch, spec.jit,
+                                  loss_scale=STATIC_LOSS_SCALE if spec.precision == "mixed_float16" else None)
     loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device)
 
+    return _measurements(spec, loop, workload, strategy.num_replicas_in_sync, devices)
+
+
+def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[str]) -> dict[str, Any]:
+    """The record columns the worker measured."""
+    import tensorflow as tf
+
+    from tfscale import metrics as m
+    from tfscale.stats import StepStats
+    from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
+
     stats = StepStats.from_samples(loop.samples_s)
-    replicas = strategy.num_replicas_in_sync
-    throughput = global_batch / stats.median
+    throughput = spec.global_batch_size / stats.median
     peak, memory_kind = peak_memory(spec.device, devices)
     trainable = workload.model.trainable_variables
     return {
@@ -85,22 +93,18 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         m.PEAK_MEMORY_BYTES: peak,
         m.MEMORY_KIND: memory_kind,
         m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
+        m.FINAL_LOSS: loop.final_loss,
         m.STEP_TIMES_S: loop.samples_s,
         m.TIMING: loop.timing,
         m.HOST: socket.gethostname(),
         m.TF_VERSION: tf.version.VERSION,
-        m.FINAL_LOSS: loop.final_loss,
     }
 
 
 def _optimizer(spec: RunSpec, keras):
     if spec.optimizer == "adam":
-        optimizer = keras.optimizers.Adam(1e-3)
-    else:
-        optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
-    if spec.precision == "mixed_float16":  # float16 gradients underflow without loss scaling
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
+        return keras.optimizers.Adam(1e-3)
+    return keras.optimizers.SGD(0.01, momentum=0.9)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
