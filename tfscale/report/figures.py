@@ -24,7 +24,9 @@ def strategy_label(row: pd.Series) -> str:
 
 
 def config_label(row: pd.Series) -> str:
-    return f"{row[m.CONFIG_ID]} {workload_label(row)} {strategy_label(row)} x{row[m.DEVICES]}"
+    """Short axis label: model, strategy and devices, then the id that finds the rest in the table."""
+    size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
+    return f"{row[m.MODEL]}{size} {strategy_label(row)} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
