@@ -29,9 +29,10 @@ def config_id(config: dict[str, Any], device: str, user_model: dict[str, Any] | 
     """12 hex digits of SHA-256 over the normalised axes (sorted keys), the device and the user model.
 
     Run settings (steps, timeouts) and the suite name are left out: the same configuration measured longer or
-    in another suite keeps its id, so runs can be resumed and compared.
+    in another suite keeps its id, so runs can be resumed and compared. Axes that do not apply (None) are left
+    out too, so an axis added later for other strategies keeps the ids of existing configs.
     """
-    content = {k: config[k] for k in AXES}
+    content = {k: config[k] for k in AXES if config[k] is not None}
     content["device"] = device
     if user_model is not None:
         content["user_model"] = user_model
