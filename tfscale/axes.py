@@ -20,18 +20,29 @@ class StrategyInfo:
     name: str
     tf_name: str  # the tf.distribute class, for messages and the report
     exactly_one_device: bool = False  # OneDeviceStrategy: devices_per_node must be 1
-    multi_node: bool = False  # can span several nodes
-    takes_cross_device_ops: bool = False
+    cluster: bool = False  # runs as a cluster of processes (one per TF task), even with nodes: 1
+    one_replica_per_cpu_worker: bool = False  # on device: cpu each worker has exactly one replica (CPU:0)
+    own_axes: tuple[str, ...] = ()  # axes only this strategy reads; blanked (None) for the others
 
 
 STRATEGIES: dict[str, StrategyInfo] = {
     s.name: s
     for s in (
         StrategyInfo("one_device", "OneDeviceStrategy", exactly_one_device=True),
-        StrategyInfo("mirrored", "MirroredStrategy", takes_cross_device_ops=True),
+        StrategyInfo("mirrored", "MirroredStrategy", own_axes=("cross_device_ops",)),
         StrategyInfo("central_storage", "experimental.CentralStorageStrategy"),
+        StrategyInfo("multi_worker_mirrored", "MultiWorkerMirroredStrategy", cluster=True,
+                     one_replica_per_cpu_worker=True, own_axes=("collective", "bytes_per_pack")),
+        StrategyInfo("parameter_server", "ParameterServerStrategy", cluster=True, one_replica_per_cpu_worker=True,
+                     own_axes=("num_ps", "partitioner")),
     )
 }
+STRATEGY_AXES = frozenset(a for s in STRATEGIES.values() for a in s.own_axes)
+
+
+def replicas_of(strategy: str, nodes: int, devices_per_node: int) -> int:
+    """Model copies trained in data parallelism (the plan refuses devices_per_node > 1 where TF would give one)."""
+    return 1 if STRATEGIES[strategy].exactly_one_device else nodes * devices_per_node
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,14 @@ AXES: dict[str, Axis] = _axes(
     Axis("strategy", str, "one_device", "tf.distribute strategy", choices=tuple(STRATEGIES)),
     Axis("cross_device_ops", str, None, "mirrored only: how gradients are all-reduced",
          choices=("nccl", "hierarchical_copy", "reduction_to_one_device"), nullable=True),
-    Axis("nodes", int, 1, "number of nodes (hosts)", minimum=1),
+    Axis("collective", str, "auto", "multi_worker_mirrored: all-reduce implementation (CommunicationOptions)",
+         choices=("auto", "ring", "nccl"), nullable=True),
+    Axis("bytes_per_pack", int, 0, "multi_worker_mirrored: gradient pack size for all-reduce, 0 = TF's choice",
+         minimum=0, nullable=True),
+    Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, nullable=True),
+    Axis("partitioner", str, "min_size", "parameter_server: how variables are sharded over the servers",
+         choices=("none", "min_size", "fixed_shards"), nullable=True),
+    Axis("nodes", int, 1, "number of nodes (hosts); for cluster strategies, the number of workers", minimum=1),
     Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
     Axis("parallelism", str, "data", "how work is split over devices", choices=("data",)),
     Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfscale.axes import AXES, SETTINGS, STRATEGIES, ZOO_MODELS
+from tfscale.axes import AXES, SETTINGS, STRATEGIES, STRATEGY_AXES, ZOO_MODELS, replicas_of
 from tfscale.errors import SuiteError
 from tfscale.spec import RunSpec
 from tfscale.suite import Suite
@@ -77,8 +77,9 @@ def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:
 def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     """Blank axes that do not apply, so that configs differing only there collapse into one."""
     config = dict(config)
-    if not STRATEGIES[config["strategy"]].takes_cross_device_ops:
-        config["cross_device_ops"] = None
+    own = STRATEGIES[config["strategy"]].own_axes
+    for axis in STRATEGY_AXES - set(own):
+        config[axis] = None
     if config["model"] not in ZOO_MODELS:
         config["model_size"] = None
     return config
@@ -92,16 +93,24 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
         raise SuiteError(
             f"{name} with devices_per_node={config['devices_per_node']}: {strategy.tf_name} runs on exactly one "
             f"device; add `exclude: [{{strategy: {strategy.name}, devices_per_node: [...]}}]`")
-    if config["nodes"] > 1 and not strategy.multi_node:
+    if config["nodes"] > 1 and not strategy.cluster:
         raise SuiteError(f"{name} with nodes={config['nodes']}: {strategy.tf_name} runs on one node; "
-                         "multi-node configs need a multi-node strategy")
-    if config["cross_device_ops"] == "nccl" and suite.device == "cpu":
-        raise SuiteError(f"{name}: cross_device_ops=nccl has no CPU kernel (device: cpu); "
-                         "use hierarchical_copy or reduction_to_one_device")
+                         "use multi_worker_mirrored or parameter_server for several nodes")
+    if strategy.one_replica_per_cpu_worker and suite.device == "cpu" and config["devices_per_node"] != 1:
+        raise SuiteError(f"{name} with devices_per_node={config['devices_per_node']}: on device: cpu TensorFlow "
+                         f"gives each {strategy.tf_name} worker exactly one replica (CPU:0) whatever its logical "
+                         "devices; use devices_per_node: 1 and more nodes")
+    if suite.device == "cpu" and "nccl" in (config["cross_device_ops"], config["collective"]):
+        axis = "cross_device_ops" if config["cross_device_ops"] == "nccl" else "collective"
+        raise SuiteError(f"{name}: {axis}=nccl has no CPU kernel (device: cpu); "
+                         + ("use hierarchical_copy or reduction_to_one_device" if axis == "cross_device_ops"
+                            else "use ring or auto"))
+    if config["partitioner"] == "fixed_shards" and config["num_ps"] == 1:
+        raise SuiteError(f"{name}: partitioner=fixed_shards shards over num_ps servers; with num_ps=1 use none")
     if config["steps"] % config["window_steps"]:
         raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps="
                          f"{config['window_steps']}")
-    replicas = 1 if strategy.exactly_one_device else config["nodes"] * config["devices_per_node"]
+    replicas = replicas_of(config["strategy"], config["nodes"], config["devices_per_node"])
     if config["batch_policy"] == "strong" and config["batch_size"] % replicas:
         raise SuiteError(f"{name}: batch_size={config['batch_size']} (strong scaling: global) does not divide "
                          f"over {replicas} replicas")

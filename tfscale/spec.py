@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfscale.axes import STRATEGIES, replicas_of
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -23,6 +25,10 @@ class RunSpec:
     model_size: str | None
     strategy: str
     cross_device_ops: str | None
+    collective: str | None
+    bytes_per_pack: int | None
+    num_ps: int | None
+    partitioner: str | None
     nodes: int
     devices_per_node: int
     parallelism: str
@@ -51,7 +57,7 @@ class RunSpec:
     @property
     def replicas(self) -> int:
         """Model copies the strategy trains in data parallelism."""
-        return 1 if self.strategy == "one_device" else self.devices
+        return replicas_of(self.strategy, self.nodes, self.devices_per_node)
 
     @property
     def global_batch_size(self) -> int:
@@ -61,6 +67,11 @@ class RunSpec:
     @property
     def per_replica_batch_size(self) -> int:
         return self.global_batch_size // self.replicas
+
+    @property
+    def cluster(self) -> bool:
+        """Runs as a cluster of processes, one per TF task (MultiWorkerMirrored, ParameterServer)."""
+        return STRATEGIES[self.strategy].cluster
 
     @property
     def device_kind(self) -> str:

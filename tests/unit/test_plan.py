@@ -72,6 +72,7 @@ def test_config_id_is_stable_and_ignores_run_settings():
 
 def test_config_id_hashes_sorted_content():
     config = {"model": "mlp", "model_size": "small", "strategy": "one_device", "cross_device_ops": None,
+              "collective": None, "bytes_per_pack": None, "num_ps": None, "partitioner": None,
               "nodes": 1, "devices_per_node": 1, "parallelism": "data", "batch_size": 32, "batch_policy": "weak",
               "precision": "float32", "jit": False, "optimizer": "sgd"}
     assert config_id(config, "cpu", None) == config_id(dict(reversed(list(config.items()))), "cpu", None)

@@ -36,7 +36,7 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
 
     from tfscale.worker.data import synthetic_dataset
     from tfscale.worker.devices import setup_devices
-    from tfscale.worker.loop import STATIC_LOSS_SCALE, build_train_step, run_timed_loop
+    from tfscale.worker.loop import build_train_step, loss_scale, make_replica_step, run_timed_loop
     from tfscale.worker.models import build_workload
     from tfscale.worker.strategies import build_strategy, variable_policy
 
@@ -54,8 +54,8 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         optimizer.build(workload.model.trainable_variables)
 
     dataset = strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, spec.seed))
-    train_step = build_train_step(strategy, workload, optimizer, iter(dataset), global_batch, spec.jit,
-                                  loss_scale=STATIC_LOSS_SCALE if spec.precision == "mixed_float16" else None)
+    replica_step = make_replica_step(workload, optimizer, global_batch, spec.jit, loss_scale(spec))
+    train_step = build_train_step(strategy, replica_step, iter(dataset))
     loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device)
 
