@@ -7,12 +7,15 @@ derived columns in the second block; they are never stored in records.
 # --- stored in every record (records.jsonl) -------------------------------------------------------------------
 BATCH_POLICY = "batch_policy"  # "weak": batch_size per replica; "strong": batch_size is the global batch
 BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy)
+BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack, 0 = TF's choice
+CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
+COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
 CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
 DEVICE = "device"  # suite device: cpu|gpu
-DEVICE_KIND = "device_kind"  # cpu-logical|gpu|gpu-logical
 DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
+DEVICE_KIND = "device_kind"  # cpu-logical|gpu|gpu-logical
 DURATION_S = "duration_s"  # s, wall time of the whole worker process as seen by the parent
 FINAL_LOSS = "final_loss"  # loss of the last timed step: a sanity check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
@@ -22,17 +25,24 @@ GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable varia
 HOST = "host"  # host name the worker ran on
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
 JIT = "jit"  # bool, XLA compilation of the per-replica gradient computation
+LAUNCHER = "launcher"  # how the processes were started: local
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
 MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for user models
-NODES = "nodes"  # number of nodes (hosts)
+NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number of workers
+NUM_PS = "num_ps"  # parameter_server: parameter server tasks
 OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
 PARALLELISM = "parallelism"  # data (later: pipeline, tensor)
 PARAMS = "params"  # count of model parameters (trainable and not)
+PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
+PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
+RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
+RANK_STEP_TIME_MEDIAN_S = "rank_step_time_median_s"  # list of s, each training rank's own median step time
+RANK_THROUGHPUT = "rank_throughput"  # list of examples/s, each rank's examples per step / its median step time
 REASON = "reason"  # one line: why a config failed or timed out; empty when ok
 REPLICAS = "replicas"  # data-parallel replicas (model copies) the strategy runs
 RUN_ID = "run_id"  # name of the run folder under results/<suite>/
@@ -40,6 +50,7 @@ SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.S
 SEED = "seed"  # int, seed of the synthetic data
 STARTED_AT = "started_at"  # ISO 8601 UTC time the parent started this config
 STATUS = "status"  # ok|failed|timeout
+STEP_TIMES_S = "step_times_s"  # list of s, the raw samples: one per timing window, per step
 STEP_TIME_CI95_HIGH_S = "step_time_ci95_high_s"  # s, upper end of the distribution-free 95 % CI of the median
 STEP_TIME_CI95_LOW_S = "step_time_ci95_low_s"  # s, lower end of that CI; both empty below 6 samples
 STEP_TIME_MAD_S = "step_time_mad_s"  # s, median absolute deviation from the median (unscaled)
@@ -47,12 +58,14 @@ STEP_TIME_MEAN_S = "step_time_mean_s"  # s, arithmetic mean of the timed step sa
 STEP_TIME_MEDIAN_S = "step_time_median_s"  # s, median of the timed step samples
 STEP_TIME_P10_S = "step_time_p10_s"  # s, 10th percentile (linear interpolation)
 STEP_TIME_P90_S = "step_time_p90_s"  # s, 90th percentile (linear interpolation)
-STEP_TIMES_S = "step_times_s"  # list of s, the raw samples: one per timing window, per step
+STRAGGLER = "straggler"  # bool: a rank's median step time is > 10 % above the median of the ranks' medians
+STRAGGLER_RANKS = "straggler_ranks"  # list of rank indices flagged as stragglers
 STRATEGY = "strategy"  # tf.distribute strategy registry name
 SUITE = "suite"  # suite name
-TF_VERSION = "tf_version"  # tensorflow version the worker ran
 TFSCALE_VERSION = "tfscale_version"  # tfscale version that wrote the record
-THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all replicas: global_batch / median step
+TF_VERSION = "tf_version"  # tensorflow version the worker ran
+THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all replicas: global_batch / median step;
+#   multi-worker: the SUM of rank_throughput (each rank timed over the same synchronous steps)
 THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
 TIMING = "timing"  # one sentence: how the step times were measured
@@ -69,12 +82,14 @@ STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 
 # Columns every record carries, in the order the summary table shows them.
 RECORD_COLUMNS = (
-    CONFIG_ID, SUITE, RUN_ID, STATUS, REASON, MODEL, MODEL_SIZE, STRATEGY, CROSS_DEVICE_OPS, PARALLELISM, NODES,
+    CONFIG_ID, SUITE, RUN_ID, STATUS, REASON, MODEL, MODEL_SIZE, STRATEGY, CROSS_DEVICE_OPS, COLLECTIVE,
+    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, NODES,
     DEVICES_PER_NODE, DEVICES, REPLICAS, DEVICE, DEVICE_KIND, BATCH_SIZE, BATCH_POLICY, GLOBAL_BATCH_SIZE,
     PRECISION, JIT, OPTIMIZER, SEED, PARAMS, GRAD_BYTES, WARMUP_STEPS, TIMED_STEPS, WINDOW_STEPS, FIRST_STEP_S,
     STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
-    HOST_RSS_PEAK_BYTES, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
+    HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
+    STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
     FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )
 

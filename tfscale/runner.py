@@ -19,12 +19,15 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.launch import ProcessOutcome, run_worker
+from tfscale.launch.cluster import cluster_tasks, run_cluster
+from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
 from tfscale.store import ENV_FILE, LOGS_DIR, RECORDS_FILE, append_record, run_dir, write_json_atomic
 
 LOG_TAIL_LINES = 20
-SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.NODES,
+SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE,
+               m.BYTES_PER_PACK, m.NUM_PS, m.PARTITIONER, m.NODES,
                m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE, m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER,
                m.WARMUP_STEPS, m.WINDOW_STEPS, m.SEED)
 
@@ -84,30 +87,75 @@ def _read_result(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
-    """Run one config in a fresh worker process; return its record (ok, failed or timeout)."""
-    work = folder / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    spec_path, result_path = work / f"{spec.config_id}.spec.json", work / f"{spec.config_id}.result.json"
-    log_path = folder / LOGS_DIR / f"{spec.config_id}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path.unlink(missing_ok=True)
-    write_json_atomic(spec_path, spec.to_dict())
+def _worker_argv(spec_path: Path, result_path: Path) -> list[str]:
+    return [sys.executable, "-m", "tfscale.worker", "--spec", str(spec_path), "--result", str(result_path)]
 
-    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LOG_PATH: str(log_path.relative_to(folder))}
-    argv = [sys.executable, "-m", "tfscale.worker", "--spec", str(spec_path), "--result", str(result_path)]
+
+def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
+    """Run one config in fresh worker process(es); return its record (ok, failed or timeout)."""
+    work = folder / "work"
+    logs = folder / LOGS_DIR
+    work.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    spec_path = work / f"{spec.config_id}.spec.json"
+    write_json_atomic(spec_path, spec.to_dict())
+    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local"}
     try:
-        outcome = run_worker(argv, log_path, spec.timeout_s)
-        result = _read_result(result_path)
+        if spec.cluster:
+            record |= _run_cluster(spec, spec_path, work, logs, folder)
+        else:
+            record |= _run_single(spec, spec_path, work, logs, folder)
     finally:
         spec_path.unlink(missing_ok=True)
+    return record | {m.FINISHED_AT: _now()}
+
+
+def _run_single(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path) -> dict[str, Any]:
+    result_path = work / f"{spec.config_id}.result.json"
+    log_path = logs / f"{spec.config_id}.log"
+    result_path.unlink(missing_ok=True)
+    try:
+        outcome = run_worker(_worker_argv(spec_path, result_path), log_path, spec.timeout_s)
+        result = _read_result(result_path)
+    finally:
         result_path.unlink(missing_ok=True)
-    record.update({m.FINISHED_AT: _now(), m.DURATION_S: round(outcome.duration_s, 3)})
+    fields = {m.LOG_PATH: str(log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3)}
     if not outcome.timed_out and outcome.returncode == 0 and result and result.get("ok"):
-        return record | result["measurements"] | {m.STATUS: m.STATUS_OK}
+        return fields | result["measurements"] | {m.STATUS: m.STATUS_OK}
     status = m.STATUS_TIMEOUT if outcome.timed_out else m.STATUS_FAILED
-    return record | {m.STATUS: status, m.REASON: failure_reason(outcome, result, spec.timeout_s),
+    return fields | {m.STATUS: status, m.REASON: failure_reason(outcome, result, spec.timeout_s),
                      m.LOG_TAIL: log_tail(log_path)}
+
+
+def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path) -> dict[str, Any]:
+    tasks = cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)
+    try:
+        outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
+                              spec.config_id, spec.timeout_s)
+        results = {run.task.name: _read_result(run.result_path) for run in outcome.runs}
+    finally:
+        for path in work.glob(f"{spec.config_id}.*"):
+            if path != spec_path:
+                path.unlink(missing_ok=True)
+    trainers = [run for run in outcome.runs if run.task.trainer]
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task.job] = counts.get(task.job, 0) + 1
+    fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
+              m.CLUSTER: counts, m.PORT_RETRIES: outcome.attempts - 1}
+    if outcome.timed_out:
+        phases = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in outcome.progress().items())
+        return fields | {m.STATUS: m.STATUS_TIMEOUT, m.LOG_TAIL: log_tail(trainers[0].log_path),
+                         m.REASON: f"timed out after {spec.timeout_s:g} s (cluster stopped); last phase {phases}"}
+    if outcome.failed is not None:
+        run = outcome.failed
+        process = ProcessOutcome(run.returncode, False, outcome.duration_s)
+        why = ("server exited before the chief finished" if run.returncode == 0
+               else failure_reason(process, results[run.task.name], spec.timeout_s))
+        return fields | {m.STATUS: m.STATUS_FAILED, m.REASON: f"{run.task.name}: {why}",
+                         m.LOG_PATH: str(run.log_path.relative_to(folder)), m.LOG_TAIL: log_tail(run.log_path)}
+    parts = [results[run.task.name]["measurements"] for run in trainers]
+    return fields | merge_rank_parts(parts, spec.global_batch_size) | {m.STATUS: m.STATUS_OK}
 
 
 def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, Any] | None = None,

@@ -22,3 +22,13 @@ def test_ci_runs_the_readme_test_command():
     test_command = block_after("<!-- setup:test -->")
     ci = (ROOT / ".ci" / "run").read_text()
     assert test_command in ci.splitlines()
+
+
+def test_metric_names_are_alphabetised_and_unique():
+    from tfscale import metrics
+
+    source = (ROOT / "tfscale" / "metrics.py").read_text()
+    for block in source.split("# --- ")[1:]:
+        names = re.findall(r"^([A-Z0-9_]+) = \"", block.split("\n\n# Columns")[0], re.M)
+        assert names == sorted(names)
+    assert len(set(metrics.RECORD_COLUMNS)) == len(metrics.RECORD_COLUMNS)

@@ -23,14 +23,16 @@ class ProcessOutcome:
     duration_s: float  # wall time from start to exit, s
 
 
-def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """Terminate `process` and every descendant (also those that left its process group)."""
-    try:
-        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        family = []
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
+def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S) -> None:
+    """Terminate each process and every descendant (also those that left its process group): SIGTERM to all,
+    then SIGKILL to whatever is still alive after `grace_s`."""
+    family: list[psutil.Process] = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            root = psutil.Process(process.pid)
+            family += [root, *root.children(recursive=True)]
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
     for p in family:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.terminate()
@@ -39,7 +41,12 @@ def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
     psutil.wait_procs(alive, timeout=grace_s)
-    process.wait()
+    for process in processes:
+        process.wait()
+
+
+def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    kill_trees([process], grace_s)
 
 
 def run_worker(argv: list[str], log_path: str | Path, timeout_s: float,

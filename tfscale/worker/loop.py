@@ -85,8 +85,11 @@ def build_train_step(strategy: tf.distribute.Strategy, replica_step: Callable, i
     return train_step
 
 
-def host_sync(device: str) -> tuple[Callable[[tf.Tensor], float], str]:
+def host_sync(device: str, multi_worker: bool = False) -> tuple[Callable[[tf.Tensor], float], str]:
     """A function that blocks until a step's work is done, and a sentence saying how."""
+    if device == "gpu" and multi_worker:
+        # sync_devices() fails under MultiWorkerMirrored (seen with TF 2.21): the reduced loss is the sync point.
+        return (lambda loss: float(loss.numpy())), "all-reduced loss fetched to host (sync_devices fails here)"
     if device == "gpu":
         def sync(loss: tf.Tensor) -> float:
             value = float(loss.numpy())
@@ -109,9 +112,10 @@ class LoopResult:
 
 
 def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, steps: int, window_steps: int,
-                   device: str) -> LoopResult:
+                   device: str, multi_worker: bool = False,
+                   on_window: Callable[[str], None] | None = None) -> LoopResult:
     """Warm up (the first step timed on its own), then time `steps // window_steps` windows."""
-    sync, how = host_sync(device)
+    sync, how = host_sync(device, multi_worker)
     start = time.perf_counter()
     loss = sync(train_step())
     first_step_s = time.perf_counter() - start
@@ -127,6 +131,8 @@ def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, st
             train_step()
         loss = sync(train_step())
         samples.append((time.perf_counter() - start) / window_steps)
+        if on_window is not None:  # outside the timed span
+            on_window(f"window {len(samples)}/{windows}")
     timing = (f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
               f"({how}); {warmup_steps} warm-up step(s) untimed")
     return LoopResult(first_step_s, samples, windows * window_steps, window_steps, loss, timing)

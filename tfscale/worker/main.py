@@ -15,10 +15,12 @@ import re
 import socket
 import sys
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 from tfscale.spec import RunSpec
 from tfscale.store import write_json_atomic
+from tfscale.worker.cluster import cluster_task, is_server, report_progress, serve
 
 
 def _prepare_environment(device: str) -> None:
@@ -28,23 +30,35 @@ def _prepare_environment(device: str) -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU suite never initialises (or measures) a GPU
 
 
-def run_config(spec: RunSpec) -> dict[str, Any]:
-    """Run one config and return its measurements (record columns)."""
+@dataclass
+class Built:
+    """What every strategy's loop starts from: devices, strategy, and model and optimizer made in its scope."""
+
+    devices: list[str]
+    strategy: Any
+    workload: Any
+    optimizer: Any
+
+
+def build(spec: RunSpec) -> Built:
     # Late imports: TensorFlow must only load after _prepare_environment and only in the worker.
     import keras
     import tensorflow as tf
 
-    from tfscale.worker.data import synthetic_dataset
-    from tfscale.worker.devices import setup_devices
-    from tfscale.worker.loop import build_train_step, loss_scale, make_replica_step, run_timed_loop
+    from tfscale.worker.devices import configure_devices, device_names
     from tfscale.worker.models import build_workload
     from tfscale.worker.strategies import build_strategy, variable_policy
 
-    devices = setup_devices(spec.device, spec.devices_per_node)
+    configure_devices(spec.device, spec.devices_per_node)
+    if spec.cluster:  # before anything initialises TF's runtime; cluster strategies wait here for their peers
+        strategy = build_strategy(spec, [])
+        devices = device_names(spec.device)
+    else:
+        devices = device_names(spec.device)
+        strategy = build_strategy(spec, devices)
+    report_progress("strategy ready")
     keras.mixed_precision.set_global_policy(spec.precision)
     keras.utils.set_random_seed(spec.seed)
-    strategy = build_strategy(spec, devices)
-    global_batch = spec.global_batch_size
     with strategy.scope(), variable_policy(spec):
         workload = build_workload(spec)
         if not workload.model.built:  # subclassed user models create their variables on first call
@@ -52,14 +66,37 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         optimizer = _optimizer(spec, keras)
         # MirroredStrategy custom loops fail with a placeholder error unless slots exist before the first step.
         optimizer.build(workload.model.trainable_variables)
+    report_progress("model built")
+    return Built(devices, strategy, workload, optimizer)
 
-    dataset = strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, spec.seed))
-    replica_step = make_replica_step(workload, optimizer, global_batch, spec.jit, loss_scale(spec))
-    train_step = build_train_step(strategy, replica_step, iter(dataset))
-    loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
-                          window_steps=spec.window_steps, device=spec.device)
 
-    return _measurements(spec, loop, workload, strategy.num_replicas_in_sync, devices)
+def run_synchronous(spec: RunSpec, built: Built):
+    """Synchronous data parallelism (OneDevice, Mirrored, CentralStorage, MultiWorkerMirrored)."""
+    from tfscale.worker.data import synthetic_dataset
+    from tfscale.worker.loop import build_train_step, loss_scale, make_replica_step, run_timed_loop
+
+    global_batch = spec.global_batch_size
+    dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch,
+                                                                               spec.seed))
+    replica_step = make_replica_step(built.workload, built.optimizer, global_batch, spec.jit, loss_scale(spec))
+    train_step = build_train_step(built.strategy, replica_step, iter(dataset))
+    return run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
+                          window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,
+                          on_window=report_progress)
+
+
+def run_config(spec: RunSpec) -> dict[str, Any]:
+    """Run one config (or this rank's part of it) and return its measurements (record columns)."""
+    built = build(spec)
+    if spec.strategy == "parameter_server":
+        from tfscale.worker.ps import run_coordinator
+
+        loop = run_coordinator(spec, built)
+        replicas = spec.replicas  # one per worker; the coordinator's strategy reports its own view
+    else:
+        loop = run_synchronous(spec, built)
+        replicas = built.strategy.num_replicas_in_sync
+    return _measurements(spec, loop, built.workload, replicas, built.devices)
 
 
 def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[str]) -> dict[str, Any]:
@@ -148,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     _prepare_environment(spec.device)
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
     try:
+        task = cluster_task()
+        if is_server(spec, task):
+            serve(spec)  # until the parent stops this task
+            return 0
         measurements = run_config(spec)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()

@@ -29,10 +29,44 @@ def _central_storage(spec: RunSpec, devices: list[str]) -> tf.distribute.Strateg
     return tf.distribute.experimental.CentralStorageStrategy(compute_devices=devices)
 
 
+_COLLECTIVES = {
+    "auto": tf.distribute.experimental.CommunicationImplementation.AUTO,
+    "ring": tf.distribute.experimental.CommunicationImplementation.RING,
+    "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
+}
+
+
+def _multi_worker_mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    options = tf.distribute.experimental.CommunicationOptions(
+        bytes_per_pack=spec.bytes_per_pack or 0,
+        # A peer alive but not entering a collective would block the others forever: fail the step instead.
+        timeout_seconds=spec.timeout_s,
+        implementation=_COLLECTIVES[spec.collective or "auto"],
+    )
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver(), communication_options=options)
+
+
+def _partitioner(spec: RunSpec):
+    partitioners = tf.distribute.experimental.partitioners
+    if spec.partitioner == "min_size":
+        return partitioners.MinSizePartitioner(min_shard_bytes=256 << 10, max_shards=spec.num_ps)
+    if spec.partitioner == "fixed_shards":
+        return partitioners.FixedShardsPartitioner(num_shards=spec.num_ps)
+    return None
+
+
+def _parameter_server(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    return tf.distribute.ParameterServerStrategy(tf.distribute.cluster_resolver.TFConfigClusterResolver(),
+                                                 variable_partitioner=_partitioner(spec))
+
+
 BUILDERS: dict[str, Callable[[RunSpec, list[str]], tf.distribute.Strategy]] = {
     "one_device": _one_device,
     "mirrored": _mirrored,
     "central_storage": _central_storage,
+    "multi_worker_mirrored": _multi_worker_mirrored,
+    "parameter_server": _parameter_server,
 }
 
 

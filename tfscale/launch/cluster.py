@@ -1,0 +1,170 @@
+"""Cluster launcher: one process per TF task (MultiWorkerMirrored workers; ParameterServer chief, workers and
+parameter servers), each with its own TF_CONFIG, all bound to 127.0.0.1 on ports picked here.
+
+The launcher is also the watchdog: the config's timeout covers the whole cluster; the first task to fail stops
+all the others (survivors of a lost peer would otherwise wait up to an hour in TF); ParameterServer servers, which
+never exit on their own, are stopped when the chief is done. A task that could not bind its port (taken between
+picking and binding) makes the launcher pick new ports and relaunch, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tfscale.launch.local import kill_trees
+
+HOST = "127.0.0.1"
+PORT_CLASH_MARKERS = ("Could not start gRPC server", "Address already in use", "Failed to add port")
+MAX_ATTEMPTS = 3
+POLL_S = 0.1
+PROGRESS_ENV = "TFSCALE_PROGRESS"  # tfscale.worker.cluster reads the same name
+
+
+@dataclass(frozen=True)
+class Task:
+    job: str  # "worker", "ps" or "chief" (TF_CONFIG job names)
+    index: int
+    trainer: bool  # runs the training loop and writes a result part; servers are stopped when trainers finish
+
+    @property
+    def name(self) -> str:
+        return f"{self.job}-{self.index}"
+
+
+def cluster_tasks(strategy: str, workers: int, num_ps: int | None) -> list[Task]:
+    """MultiWorkerMirrored: `workers` trainer workers. ParameterServer: a trainer chief (the coordinator),
+    `workers` server workers and `num_ps` parameter servers."""
+    if strategy == "multi_worker_mirrored":
+        return [Task("worker", i, True) for i in range(workers)]
+    if strategy == "parameter_server":
+        return ([Task("chief", 0, True)] + [Task("worker", i, False) for i in range(workers)]
+                + [Task("ps", i, False) for i in range(num_ps or 1)])
+    raise ValueError(f"{strategy} is not a cluster strategy")
+
+
+def pick_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 right now (the OS picks; another process may still take one before TF binds)."""
+    sockets, ports = [], []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            sockets.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in sockets:
+            s.close()
+    return ports
+
+
+def cluster_spec(tasks: list[Task], ports: list[int]) -> dict[str, list[str]]:
+    spec: dict[str, list[str]] = {}
+    for task, port in zip(tasks, ports, strict=True):
+        spec.setdefault(task.job, []).append(f"{HOST}:{port}")
+    return spec
+
+
+def tf_config(cluster: dict[str, list[str]], task: Task) -> str:
+    return json.dumps({"cluster": cluster, "task": {"type": task.job, "index": task.index}})
+
+
+@dataclass
+class TaskRun:
+    task: Task
+    log_path: Path
+    result_path: Path
+    progress_path: Path
+    returncode: int | None = None  # None: still running when the cluster was stopped
+
+
+@dataclass
+class ClusterOutcome:
+    runs: list[TaskRun]
+    timed_out: bool
+    duration_s: float
+    attempts: int
+    failed: TaskRun | None = None  # the first task that failed, when one did
+    port_clashes: list[str] = field(default_factory=list)  # task names that could not bind, per failed attempt
+
+    def progress(self) -> dict[str, str]:
+        """Last phase each task reported ("" when it reported none)."""
+        phases = {}
+        for run in self.runs:
+            try:
+                phases[run.task.name] = run.progress_path.read_text(encoding="utf-8")
+            except OSError:
+                phases[run.task.name] = ""
+        return phases
+
+
+def _log_since(path: Path, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], cluster: dict[str, list[str]],
+             deadline: float) -> tuple[bool, TaskRun | None]:
+    """Start every task, watch them, stop them all. Returns (timed_out, first failed task)."""
+    processes: dict[str, subprocess.Popen] = {}
+    logs = []
+    try:
+        for run in runs:
+            run.returncode = None
+            run.result_path.unlink(missing_ok=True)
+            run.progress_path.unlink(missing_ok=True)
+            log = open(run.log_path, "ab")  # noqa: SIM115 (closed in finally, after the process is gone)
+            logs.append(log)
+            env = {**os.environ, "TF_CONFIG": tf_config(cluster, run.task), PROGRESS_ENV: str(run.progress_path)}
+            processes[run.task.name] = subprocess.Popen(argv_for(run), stdout=log, stderr=subprocess.STDOUT,
+                                                        stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        while True:
+            for run in runs:
+                run.returncode = processes[run.task.name].poll()
+            failed = [r for r in runs if r.returncode not in (None, 0) or (not r.task.trainer and r.returncode == 0)]
+            if failed:
+                return False, failed[0]
+            if all(r.returncode == 0 for r in runs if r.task.trainer):
+                return False, None
+            if time.monotonic() > deadline:
+                return True, None
+            time.sleep(POLL_S)
+    finally:
+        kill_trees(list(processes.values()))
+        for log in logs:
+            log.close()
+
+
+def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], work_dir: Path, log_dir: Path,
+                prefix: str, timeout_s: float, pick: Callable[[int], list[int]] = pick_ports,
+                max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
+    """Run one cluster to completion (or failure, or timeout) and leave no process behind."""
+    runs = [TaskRun(t, log_dir / f"{prefix}.{t.name}.log", work_dir / f"{prefix}.{t.name}.result.json",
+                    work_dir / f"{prefix}.{t.name}.progress") for t in tasks]
+    start = time.monotonic()
+    deadline = start + timeout_s
+    clashes: list[str] = []
+    for attempt in range(1, max_attempts + 1):
+        offsets = {r.task.name: r.log_path.stat().st_size if r.log_path.exists() else 0 for r in runs}
+        cluster = cluster_spec(tasks, pick(len(tasks)))
+        for run in runs:
+            with open(run.log_path, "a", encoding="utf-8") as log:
+                log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(cluster)}\n")
+        timed_out, failed = _attempt(runs, argv_for, cluster, deadline)
+        clashed = [r.task.name for r in runs
+                   if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)]
+        if failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
+            clashes += clashed
+            continue
+        return ClusterOutcome(runs, timed_out, time.monotonic() - start, attempt, failed, clashes)
+    raise AssertionError("unreachable")

@@ -1,0 +1,57 @@
+"""Merge the result parts of a multi-process config's training ranks into one record's measurements. Pure.
+
+MultiWorkerMirrored ranks run the same synchronous steps, so their timing windows line up: sample i of the config
+is the slowest rank's sample i (a synchronous step is done when its last rank is). Global throughput is the SUM of
+the ranks' own throughputs (each rank's examples per step / its own median step time), not rank 0 x K.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfscale import metrics as m
+from tfscale.stats import StepStats, median
+
+STRAGGLER_THRESHOLD = 1.10  # a rank whose median step is > 10 % above the median of the ranks' medians
+
+
+def stragglers(rank_medians: list[float], threshold: float = STRAGGLER_THRESHOLD) -> list[int]:
+    """Indices of ranks whose median step time exceeds threshold x the median of all ranks' medians."""
+    typical = median(rank_medians)
+    return [i for i, t in enumerate(rank_medians) if t > threshold * typical]
+
+
+def step_stats_columns(stats: StepStats) -> dict[str, Any]:
+    return {
+        m.STEP_TIME_MEDIAN_S: stats.median, m.STEP_TIME_MEAN_S: stats.mean, m.STEP_TIME_P10_S: stats.p10,
+        m.STEP_TIME_P90_S: stats.p90, m.STEP_TIME_MAD_S: stats.mad, m.STEP_TIME_CI95_LOW_S: stats.ci95_low,
+        m.STEP_TIME_CI95_HIGH_S: stats.ci95_high,
+    }
+
+
+def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str, Any]:
+    """One config's measurements from the parts of its training ranks (in rank order)."""
+    if len(parts) == 1:
+        return dict(parts[0])
+    ranks = len(parts)
+    samples = [max(values) for values in zip(*(p[m.STEP_TIMES_S] for p in parts), strict=True)]
+    rank_medians = [p[m.STEP_TIME_MEDIAN_S] for p in parts]
+    rank_throughput = [global_batch / ranks / t for t in rank_medians]
+    slow = stragglers(rank_medians)
+    merged = dict(parts[0])  # model facts (params, grad_bytes, timing method) are the same on every rank
+    merged.update(step_stats_columns(StepStats.from_samples(samples)))
+    merged.update({
+        m.STEP_TIMES_S: samples,
+        m.FIRST_STEP_S: max(p[m.FIRST_STEP_S] for p in parts),
+        m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
+        m.THROUGHPUT_PER_REPLICA: sum(rank_throughput) / parts[0][m.REPLICAS],
+        m.PEAK_MEMORY_BYTES: max(p[m.PEAK_MEMORY_BYTES] for p in parts),
+        m.HOST_RSS_PEAK_BYTES: max(p[m.HOST_RSS_PEAK_BYTES] for p in parts),
+        m.RANK_THROUGHPUT: rank_throughput,
+        m.RANK_STEP_TIME_MEDIAN_S: rank_medians,
+        m.RANK_PEAK_MEMORY_BYTES: [p[m.PEAK_MEMORY_BYTES] for p in parts],
+        m.STRAGGLER: bool(slow),
+        m.STRAGGLER_RANKS: slow,
+        m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
+    })
+    return merged
