@@ -103,6 +103,50 @@ def test_impossible_combinations_are_refused(text, message):
     assert str(info.value).startswith(message)
 
 
+def test_cluster_strategies_keep_only_their_own_axes():
+    plan = plan_of("""
+name: p
+defaults: {num_ps: 2, partitioner: fixed_shards, collective: ring, cross_device_ops: hierarchical_copy}
+matrix:
+  strategy: [mirrored, multi_worker_mirrored, parameter_server]
+  nodes: [2]
+exclude: [{strategy: mirrored}]
+include: [{strategy: mirrored}]
+""")
+    got = [(s.strategy, s.cross_device_ops, s.collective, s.bytes_per_pack, s.num_ps, s.partitioner, s.replicas)
+           for s in plan.specs]
+    assert got == [("multi_worker_mirrored", None, "ring", 0, None, None, 2),
+                   ("parameter_server", None, None, None, 2, "fixed_shards", 2),
+                   ("mirrored", "hierarchical_copy", None, None, None, None, 1)]
+    assert plan.specs[1].cluster and not plan.specs[2].cluster
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("matrix: {strategy: [multi_worker_mirrored], devices_per_node: [2]}",
+         "s.yaml: matrix: mlp/multi_worker_mirrored with devices_per_node=2: on device: cpu TensorFlow gives each "
+         "MultiWorkerMirroredStrategy worker exactly one replica (CPU:0)"),
+        ("matrix: {strategy: [parameter_server], devices_per_node: [4]}",
+         "s.yaml: matrix: mlp/parameter_server with devices_per_node=4: on device: cpu"),
+        ("matrix: {strategy: [multi_worker_mirrored], collective: [nccl]}",
+         "s.yaml: matrix: mlp/multi_worker_mirrored: collective=nccl has no CPU kernel (device: cpu); use ring"),
+        ("matrix: {strategy: [parameter_server], partitioner: [fixed_shards]}",
+         "s.yaml: matrix: mlp/parameter_server: partitioner=fixed_shards shards over num_ps servers"),
+    ],
+)
+def test_cluster_combinations_refused_on_cpu(text, message):
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\n" + text + "\n")
+    assert str(info.value).startswith(message)
+
+
+def test_multi_worker_mirrored_on_gpus_uses_every_device():
+    spec = plan_of("name: p\ndevice: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2], "
+                   "devices_per_node: [4]}\n").specs[0]
+    assert (spec.replicas, spec.global_batch_size) == (8, 256)
+
+
 def test_nccl_is_allowed_on_gpu():
     plan = plan_of("name: p\ndevice: gpu\nmatrix: {strategy: [mirrored], cross_device_ops: [nccl]}\n")
     assert plan.specs[0].cross_device_ops == "nccl"

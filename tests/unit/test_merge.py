@@ -1,0 +1,42 @@
+import pytest
+
+from tfscale.merge import merge_rank_parts, stragglers
+
+
+def part(samples, median, replicas=2, peak=100, rss=200, first=1.0):
+    return {"step_times_s": samples, "step_time_median_s": median, "replicas": replicas, "peak_memory_bytes": peak,
+            "host_rss_peak_bytes": rss, "first_step_s": first, "params": 10, "timing": "t"}
+
+
+def test_stragglers_are_more_than_ten_percent_above_the_median_of_ranks():
+    assert stragglers([1.0, 1.0, 1.1]) == []
+    assert stragglers([1.0, 1.0, 1.11]) == [2]
+    assert stragglers([2.0, 1.0, 1.0, 1.0]) == [0]
+
+
+def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
+    parts = [part([0.10, 0.20, 0.10, 0.10, 0.10, 0.10], 0.10, peak=100, rss=300, first=2.0),
+             part([0.12, 0.10, 0.12, 0.12, 0.12, 0.30], 0.13, peak=150, rss=250, first=1.5)]
+    merged = merge_rank_parts(parts, global_batch=64)
+    assert merged["step_times_s"] == [0.12, 0.20, 0.12, 0.12, 0.12, 0.30]
+    assert merged["step_time_median_s"] == pytest.approx(0.12)
+    assert (merged["step_time_ci95_low_s"], merged["step_time_ci95_high_s"]) == (0.12, 0.30)
+    assert merged["rank_throughput"] == pytest.approx([320.0, 32 / 0.13])
+    assert merged["throughput_examples_per_s"] == pytest.approx(320.0 + 32 / 0.13)
+    assert merged["throughput_per_replica"] == pytest.approx((320.0 + 32 / 0.13) / 2)
+    assert merged["rank_step_time_median_s"] == [0.10, 0.13]
+    assert merged["rank_peak_memory_bytes"] == [100, 150]
+    assert (merged["peak_memory_bytes"], merged["host_rss_peak_bytes"], merged["first_step_s"]) == (150, 300, 2.0)
+    assert (merged["straggler"], merged["straggler_ranks"]) == (True, [1])  # 0.13 > 1.1 x 0.115
+    assert merged["params"] == 10
+    assert merged["timing"] == "t; merged over 2 ranks: each sample is the slowest rank's"
+
+
+def test_a_single_part_is_kept_as_it_is():
+    only = part([0.1] * 6, 0.1)
+    assert merge_rank_parts([only], global_batch=32) == only
+
+
+def test_parts_with_different_sample_counts_are_an_error():
+    with pytest.raises(ValueError):
+        merge_rank_parts([part([0.1] * 6, 0.1), part([0.1] * 5, 0.1)], global_batch=32)
