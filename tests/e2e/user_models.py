@@ -21,3 +21,14 @@ def tiny_regressor(width: int = 8, features: int = 4) -> tfscale.Workload:
 
 def not_a_workload():
     return "a string"
+
+
+def fails_on_worker_1(width: int = 8) -> tfscale.Workload:
+    """Builds on every rank but the second worker of a cluster, which raises: a rank lost at start."""
+    import json
+    import os
+
+    task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
+    if task.get("type") == "worker" and task.get("index") == 1:
+        raise RuntimeError("worker 1 refuses to build")
+    return tiny_regressor(width)

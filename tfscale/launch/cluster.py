@@ -146,9 +146,12 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
 
 
 def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], work_dir: Path, log_dir: Path,
-                prefix: str, timeout_s: float, pick: Callable[[int], list[int]] = pick_ports,
+                prefix: str, timeout_s: float, pick: Callable[[int], list[int]] | None = None,
                 max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
-    """Run one cluster to completion (or failure, or timeout) and leave no process behind."""
+    """Run one cluster to completion (or failure, or timeout) and leave no process behind.
+
+    `pick(n)` gives n ports (default: pick_ports, looked up at call time so tests can replace it)."""
+    pick = pick or pick_ports
     runs = [TaskRun(t, log_dir / f"{prefix}.{t.name}.log", work_dir / f"{prefix}.{t.name}.result.json",
                     work_dir / f"{prefix}.{t.name}.progress") for t in tasks]
     start = time.monotonic()

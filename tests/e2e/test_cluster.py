@@ -1,0 +1,122 @@
+"""Multi-process clusters on this host: real MultiWorkerMirrored and ParameterServer jobs over gRPC on 127.0.0.1."""
+
+import json
+import socket
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tfscale.cli import cli
+from tfscale.launch import cluster as cluster_launcher
+from tfscale.plan import expand
+from tfscale.runner import run_config
+from tfscale.suite import parse_suite
+
+pytestmark = pytest.mark.e2e
+HERE = Path(__file__).resolve().parent
+
+SUITE = """
+name: clusters
+device: cpu
+defaults: {model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
+matrix:
+  strategy: [multi_worker_mirrored, parameter_server]
+  nodes: [1, 2]
+"""
+
+
+def workers_left() -> list[str]:
+    return [" ".join(p.info["cmdline"]) for p in psutil.process_iter(["cmdline"])
+            if "tfscale.worker" in " ".join(p.info["cmdline"] or [])]
+
+
+def records_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_cluster_sweep_through_the_cli(runner, tmp_path):
+    suite = tmp_path / "clusters.yaml"
+    suite.write_text(SUITE)
+    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "results"),
+                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "c"])
+    assert result.exit_code == 0, result.output
+    records = records_of(tmp_path / "results" / "clusters" / "c" / "records.jsonl")
+    assert [(r["strategy"], r["nodes"], r["status"]) for r in records] == [
+        ("multi_worker_mirrored", 1, "ok"), ("multi_worker_mirrored", 2, "ok"),
+        ("parameter_server", 1, "ok"), ("parameter_server", 2, "ok")]
+    mwms2 = records[1]
+    assert mwms2["cluster"] == {"worker": 2}
+    assert (mwms2["replicas"], mwms2["global_batch_size"]) == (2, 32)
+    assert len(mwms2["rank_throughput"]) == 2 and len(mwms2["rank_step_time_median_s"]) == 2
+    assert mwms2["throughput_examples_per_s"] == pytest.approx(sum(mwms2["rank_throughput"]))
+    assert mwms2["rank_throughput"][0] == pytest.approx(16 / mwms2["rank_step_time_median_s"][0])
+    assert isinstance(mwms2["straggler"], bool)
+    assert len(mwms2["step_times_s"]) == 6
+    ps2 = records[3]
+    assert ps2["cluster"] == {"chief": 1, "worker": 2, "ps": 1}
+    assert (ps2["num_ps"], ps2["partitioner"], ps2["replicas"], ps2["global_batch_size"]) == (1, "min_size", 2, 32)
+    assert "12 completed closures counted" in ps2["timing"]  # 6 steps x 2 workers
+    for r in records:
+        assert r["port_retries"] == 0 and r["launcher"] == "local"
+        assert r["throughput_examples_per_s"] > 0
+    logs = sorted(p.name for p in (tmp_path / "results" / "clusters" / "c" / "logs").iterdir())
+    assert f"{ps2['config_id']}.ps-0.log" in logs and f"{mwms2['config_id']}.worker-1.log" in logs
+    assert workers_left() == []
+
+
+def cluster_spec(text: str, tmp_path: Path):
+    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    suite = tmp_path / "s.yaml"
+    suite.write_text(text)
+    return expand(parse_suite(text, str(suite))).specs[0]
+
+
+def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
+    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", tmp_path)
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    held = holder.getsockname()[1]
+    picks = []
+    real_pick = cluster_launcher.pick_ports
+
+    def pick(count):  # the first pick hands worker-1 the held port, as if another process took it meanwhile
+        ports = real_pick(count)
+        if not picks:
+            ports[1] = held
+        picks.append(ports)
+        return ports
+
+    monkeypatch.setattr(cluster_launcher, "pick_ports", pick)
+    try:
+        record = run_config(spec, tmp_path / "run", "r")
+    finally:
+        holder.close()
+    assert record["status"] == "ok", record["reason"]
+    assert record["port_retries"] == 1
+    assert len(picks) == 2 and held not in picks[1]
+    assert workers_left() == []
+
+
+def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
+    spec = cluster_spec("name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
+                        "models: {m: {entry: 'user_models:fails_on_worker_1'}}\n", tmp_path)
+    record = run_config(spec, tmp_path / "run", "r")
+    assert record["status"] == "failed"
+    assert record["reason"] == "worker-1: RuntimeError: worker 1 refuses to build"
+    assert record["log_path"].endswith("worker-1.log")
+    assert "refuses to build" in record["log_tail"]
+    assert workers_left() == []
+
+
+def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
+    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, timeout_s: 2}\n"
+                        "matrix: {strategy: [parameter_server], nodes: [2]}\n", tmp_path)
+    record = run_config(spec, tmp_path / "run", "r")
+    assert record["status"] == "timeout"
+    assert record["reason"] == ("timed out after 2 s (cluster stopped); last phase chief-0: not started, "
+                                "worker-0: not started, worker-1: not started, ps-0: not started")
+    assert workers_left() == []
