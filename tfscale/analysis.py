@@ -108,6 +108,31 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
     return notes
 
 
+def layout_label(row: pd.Series) -> str:
+    """How a config spreads its devices: '1 node x 4 devices', '4 nodes x 1 device [multi-node]', with PS tasks."""
+    nodes, per_node = int(row[m.NODES]), int(row[m.DEVICES_PER_NODE])
+    text = f"{nodes} node{'s' * (nodes > 1)} x {per_node} device{'s' * (per_node > 1)}"
+    if row[m.STRATEGY] == "parameter_server":
+        text = f"{nodes} worker{'s' * (nodes > 1)} + {int(row[m.NUM_PS])} ps"
+    return text + (" [multi-node]" if nodes > 1 else "")
+
+
+def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ok configs of the same workload and total device count run in more than one layout (1 node x N devices
+    vs N nodes x 1 device vs parameter servers), one row each; `frame` has gone through add_scaling."""
+    ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
+    if ok.empty:
+        return ok.assign(layout=[], rank_throughput_min=[], rank_throughput_max=[])
+    ok["layout"] = ok.apply(layout_label, axis=1)
+    ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
+    layouts = ok.groupby("group")["layout"].transform("nunique")
+    rows = ok[layouts > 1].copy()
+    ranks = rows[m.RANK_THROUGHPUT] if m.RANK_THROUGHPUT in rows else pd.Series(None, index=rows.index)
+    rows["rank_throughput_min"] = [min(v) if isinstance(v, list) and v else math.nan for v in ranks]
+    rows["rank_throughput_max"] = [max(v) if isinstance(v, list) and v else math.nan for v in ranks]
+    return rows.sort_values([m.MODEL, m.DEVICES, m.NODES, m.STRATEGY]).drop(columns="group")
+
+
 SUMMARY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.GLOBAL_BATCH_SIZE, m.STATUS,
                    m.STEP_TIME_MEDIAN_S, m.THROUGHPUT_EXAMPLES_PER_S, m.SCALING, m.SCALING_EFFICIENCY)
 

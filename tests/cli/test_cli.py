@@ -37,7 +37,7 @@ def test_plan_prints_table_and_count(runner, tmp_path):
 def test_plan_of_the_quickstart(runner):
     result = runner.invoke(cli, ["plan", str(DATA.parent.parent / "suites" / "quickstart.yaml")])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "21 configs in suite 'quickstart' (device: cpu)"
+    assert result.output.splitlines()[-1] == "23 configs in suite 'quickstart' (device: cpu)"
 
 
 @pytest.mark.parametrize(
@@ -82,7 +82,8 @@ def test_report_from_committed_records(runner, tmp_path):
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
     assert "<link" not in text
     assert text.count("plotly.js v") == 1
-    assert text.count('class="plotly-graph-div"') == 4
+    assert text.count('class="plotly-graph-div"') == 5  # throughput, efficiency, steps, memory, layouts
+    assert "2 nodes x 1 device [multi-node]" in text
     assert "Logical CPU devices share the same cores" in text
     for column in ("step_time_median_s", "scaling_efficiency", "peak_memory_bytes"):
         assert f"<th>{column}</th>" in text

@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-from tfscale.analysis import add_scaling, summary_rows, warnings_for
+from tfscale.analysis import add_scaling, layout_comparison, summary_rows, warnings_for
 
 
 def record(cid, strategy, devices, median_s, policy="weak", batch=32, status="ok", model="mlp", kind="gpu"):
@@ -76,3 +76,26 @@ def test_summary_rows():
         {"config_id": "c", "model": "mlp/small", "strategy": "mirrored", "devices": "2", "global_batch": "64",
          "status": "failed", "step_ms": "", "examples/s": "", "efficiency": ""},
     ]
+
+
+def cluster_record(cid, strategy, nodes, per_node, median_s, ranks=None, num_ps=None):
+    r = record(cid, strategy, nodes * per_node, median_s)
+    r.update({"nodes": nodes, "devices_per_node": per_node, "num_ps": num_ps, "rank_throughput": ranks})
+    return r
+
+
+def test_layout_comparison_at_equal_device_counts():
+    frame = add_scaling(pd.DataFrame([
+        cluster_record("base", "one_device", 1, 1, 0.10),
+        cluster_record("m2", "mirrored", 1, 2, 0.125),
+        cluster_record("w2", "multi_worker_mirrored", 2, 1, 0.16, ranks=[190.0, 210.0]),
+        cluster_record("p2", "parameter_server", 2, 1, 0.2, num_ps=1),
+        cluster_record("m4", "mirrored", 1, 4, 0.2),  # alone at 4 devices: not compared
+    ]))
+    rows = layout_comparison(frame)
+    assert list(rows["config_id"]) == ["m2", "w2", "p2"]
+    assert list(rows["layout"]) == ["1 node x 2 devices", "2 nodes x 1 device [multi-node]",
+                                    "2 workers + 1 ps [multi-node]"]
+    assert rows.set_index("config_id").loc["w2", "scaling_efficiency"] == pytest.approx(64 / 0.16 / 320 / 2)
+    assert list(rows["rank_throughput_min"].fillna(-1)) == [-1, 190.0, -1]
+    assert list(rows["rank_throughput_max"].fillna(-1)) == [-1, 210.0, -1]

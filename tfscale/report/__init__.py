@@ -13,17 +13,17 @@ import plotly.offline
 
 from tfscale import metrics as m
 from tfscale._version import __version__
-from tfscale.analysis import add_scaling, warnings_for
+from tfscale.analysis import add_scaling, layout_comparison, warnings_for
 from tfscale.report import figures
 from tfscale.store import find_records_files, load_env, load_results
 
 TEMPLATE = Path(__file__).with_name("template.html")
 TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
-                 m.NODES, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
+                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.NODES, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
                  m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
                  m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
                  m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
-                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES)
+                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES, m.RANK_THROUGHPUT, m.STRAGGLER, m.PORT_RETRIES)
 
 
 def _cell(value: Any) -> tuple[str, str]:
@@ -37,17 +37,31 @@ def _cell(value: Any) -> tuple[str, str]:
     return str(value), str(value)
 
 
-def records_table(frame: pd.DataFrame) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
+def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     rows = []
     for _, row in frame.iterrows():
         cls = "" if row[m.STATUS] == m.STATUS_OK else ' class="bad"'
         cells = []
-        for column in TABLE_COLUMNS:
+        for column in columns:
             text, key = _cell(row.get(column))
             cells.append(f'<td data-sort="{html.escape(key)}">{html.escape(text)}</td>')
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+LAYOUT_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.DEVICES, "layout", m.STRATEGY, m.THROUGHPUT_EXAMPLES_PER_S,
+                  m.SCALING_EFFICIENCY, m.STEP_TIME_MEDIAN_S, "rank_throughput_min", "rank_throughput_max",
+                  m.STRAGGLER)
+
+
+def layout_section(rows: pd.DataFrame) -> str:
+    if rows.empty:
+        return ("<p>No workload was run in more than one layout at the same total device count (for example "
+                "mirrored with devices_per_node: 2 and multi_worker_mirrored with nodes: 2).</p>")
+    fig = figures.layout_figure(rows)
+    plot = f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>' if fig else ""
+    return plot + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
 
 
 def _env_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
@@ -95,6 +109,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str) -> 
         "{{warnings}}": f"<ul>{warning_html}</ul>" if notes else "<p>None.</p>",
         "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
         "{{table}}": records_table(frame),
+        "{{layouts}}": layout_section(layout_comparison(frame)),
         "{{env}}": env_section(envs),
     }
     # One pass over the template, so text inserted for one slot is never scanned for another.

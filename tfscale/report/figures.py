@@ -48,14 +48,19 @@ def _facet_rows(frame: pd.DataFrame, wrap: int) -> int:
     return max(1, -(-frame["workload"].nunique() // wrap))
 
 
+def _ci_error_columns(ok: pd.DataFrame) -> pd.DataFrame:
+    """Throughput error bars implied by the 95 % CI of the median step time (empty below 6 samples)."""
+    batch, thr = ok[m.GLOBAL_BATCH_SIZE].astype(float), ok[m.THROUGHPUT_EXAMPLES_PER_S].astype(float)
+    ok["ci_plus"] = batch / pd.to_numeric(ok[m.STEP_TIME_CI95_LOW_S], errors="coerce") - thr
+    ok["ci_minus"] = thr - batch / pd.to_numeric(ok[m.STEP_TIME_CI95_HIGH_S], errors="coerce")
+    return ok
+
+
 def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = _ok(frame)
     if ok.empty:
         return None
-    # Error bars: the throughput interval implied by the 95 % CI of the median step time (empty below 6 samples).
-    batch, thr = ok[m.GLOBAL_BATCH_SIZE].astype(float), ok[m.THROUGHPUT_EXAMPLES_PER_S].astype(float)
-    ok["ci_plus"] = batch / pd.to_numeric(ok[m.STEP_TIME_CI95_LOW_S], errors="coerce") - thr
-    ok["ci_minus"] = thr - batch / pd.to_numeric(ok[m.STEP_TIME_CI95_HIGH_S], errors="coerce")
+    ok = _ci_error_columns(ok)
     fig = px.line(ok, x=m.DEVICES, y=m.THROUGHPUT_EXAMPLES_PER_S, color="strategy_label", facet_col="workload",
                   facet_col_wrap=wrap, markers=True, line_dash=m.RUN_ID if ok[m.RUN_ID].nunique() > 1 else None,
                   error_y="ci_plus", error_y_minus="ci_minus",
@@ -105,4 +110,25 @@ def memory_figure(frame: pd.DataFrame) -> go.Figure | None:
                  labels={"label": "config", "peak_mib": "peak memory per device (MiB)"})
     fig.update_layout(title=f"Peak memory per device ({kinds})", height=520, xaxis_tickangle=-40,
                       margin={"b": 220}, legend_title_text="strategy")
+    return fig
+
+
+def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    """Throughput of each layout at equal total devices (rows from analysis.layout_comparison)."""
+    if rows.empty:
+        return None
+    rows = _ci_error_columns(rows.copy())
+    rows["panel"] = rows.apply(lambda r: f"{workload_label(r)} @ {r[m.DEVICES]} devices", axis=1)
+    rows["efficiency"] = rows[m.SCALING_EFFICIENCY].map(lambda e: "" if pd.isna(e) else f"eff {e:.2f}")
+    fig = px.bar(rows, x="layout", y=m.THROUGHPUT_EXAMPLES_PER_S, color=m.STRATEGY, facet_col="panel",
+                 facet_col_wrap=wrap, text="efficiency", error_y="ci_plus", error_y_minus="ci_minus",
+                 hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
+                 barmode="group", labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", "layout": ""})
+    rows_count = max(1, -(-rows["panel"].nunique() // wrap))
+    fig.update_layout(title="Same device count, different layouts: 1 node x N devices vs N nodes x 1 device vs "
+                            "parameter servers (bars: 95 % CI of the median step; text: scaling efficiency)",
+                      height=380 * rows_count + 80, margin={"t": 90}, legend_title_text="strategy")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_xaxes(matches=None, showticklabels=True)
     return fig
