@@ -19,7 +19,7 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.launch import ProcessOutcome, run_worker
-from tfscale.launch.cluster import cluster_tasks, run_cluster
+from tfscale.launch.cluster import cluster_tasks, job_counts, run_cluster
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
@@ -138,11 +138,8 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
             if path != spec_path:
                 path.unlink(missing_ok=True)
     trainers = [run for run in outcome.runs if run.task.trainer]
-    counts: dict[str, int] = {}
-    for task in tasks:
-        counts[task.job] = counts.get(task.job, 0) + 1
     fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
-              m.CLUSTER: counts, m.PORT_RETRIES: outcome.attempts - 1}
+              m.CLUSTER: job_counts(tasks), m.PORT_RETRIES: outcome.attempts - 1}
     if outcome.timed_out:
         phases = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in outcome.progress().items())
         return fields | {m.STATUS: m.STATUS_TIMEOUT, m.LOG_TAIL: log_tail(trainers[0].log_path),

@@ -49,6 +49,14 @@ def cluster_tasks(strategy: str, workers: int, num_ps: int | None) -> list[Task]
     raise ValueError(f"{strategy} is not a cluster strategy")
 
 
+def job_counts(tasks: list[Task]) -> dict[str, int]:
+    """Tasks per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}: SlurmClusterResolver's `jobs` argument."""
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task.job] = counts.get(task.job, 0) + 1
+    return counts
+
+
 def pick_ports(count: int) -> list[int]:
     """Ports free on 127.0.0.1 right now (the OS picks; another process may still take one before TF binds)."""
     sockets, ports = [], []

@@ -165,10 +165,16 @@ def error_line(error: BaseException) -> str:
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
+def result_path_for(template: str, task: tuple[str, int] | None) -> str:
+    """The result path, with "{task}" replaced by this process's cluster task ("worker-1"; "worker-0" alone)."""
+    job, index = task or ("worker", 0)
+    return template.replace("{task}", f"{job}-{index}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
     parser.add_argument("--spec", help="RunSpec JSON file")
-    parser.add_argument("--result", help="where to write the result JSON")
+    parser.add_argument("--result", help="where to write the result JSON; {task} is replaced by the cluster task")
     parser.add_argument("--env", help="write TensorFlow's view of this host to this JSON file and exit")
     args = parser.parse_args(argv)
 
@@ -184,18 +190,20 @@ def main(argv: list[str] | None = None) -> int:
         spec = RunSpec.from_dict(json.load(f))
     _prepare_environment(spec.device)
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
+    result_path = result_path_for(args.result, None)
     try:
-        task = cluster_task()
+        task = cluster_task(spec)
+        result_path = result_path_for(args.result, task)
         if is_server(spec, task):
-            serve(spec)  # until the parent stops this task
+            serve(spec, stop_file=result_path_for(args.result, ("chief", 0)))
             return 0
         measurements = run_config(spec)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()
-        write_json_atomic(args.result, {"ok": False, "error": error_line(error),
+        write_json_atomic(result_path, {"ok": False, "error": error_line(error),
                                         "error_type": type(error).__name__})
         return 1
-    write_json_atomic(args.result, {"ok": True, "measurements": measurements})
+    write_json_atomic(result_path, {"ok": True, "measurements": measurements})
     print(f"tfscale worker: done, median step {measurements['step_time_median_s'] * 1e3:.2f} ms", flush=True)
     sys.stdout.flush()
     return 0

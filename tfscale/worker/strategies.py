@@ -8,6 +8,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from tfscale.spec import RunSpec
+from tfscale.worker.cluster import cluster_resolver
 
 _CROSS_DEVICE_OPS: dict[str, Callable[[], tf.distribute.CrossDeviceOps]] = {
     "nccl": tf.distribute.NcclAllReduce,
@@ -43,8 +44,8 @@ def _multi_worker_mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.S
         timeout_seconds=spec.timeout_s,
         implementation=_COLLECTIVES[spec.collective or "auto"],
     )
-    return tf.distribute.MultiWorkerMirroredStrategy(
-        cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver(), communication_options=options)
+    return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=cluster_resolver(spec),
+                                                     communication_options=options)
 
 
 def _partitioner(spec: RunSpec):
@@ -57,8 +58,7 @@ def _partitioner(spec: RunSpec):
 
 
 def _parameter_server(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
-    return tf.distribute.ParameterServerStrategy(tf.distribute.cluster_resolver.TFConfigClusterResolver(),
-                                                 variable_partitioner=_partitioner(spec))
+    return tf.distribute.ParameterServerStrategy(cluster_resolver(spec), variable_partitioner=_partitioner(spec))
 
 
 BUILDERS: dict[str, Callable[[RunSpec, list[str]], tf.distribute.Strategy]] = {
