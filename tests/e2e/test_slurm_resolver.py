@@ -1,0 +1,107 @@
+"""TF's SlurmClusterResolver under the variables srun sets, and a job step run the way srun would start it."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tfscale.launch.emit import LaunchOptions, emit
+from tfscale.merge import merge_rank_parts
+from tfscale.plan import expand
+from tfscale.suite import parse_suite
+
+pytestmark = pytest.mark.e2e
+
+
+def spec_of(text):
+    return expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1}\n" + text, "s")).specs[0]
+
+
+def srun_env(procid, tasks, nodelist, tasks_per_node):
+    return {"SLURM_PROCID": str(procid), "SLURM_STEP_NUM_TASKS": str(tasks), "SLURM_STEP_NODELIST": nodelist,
+            "SLURM_STEP_TASKS_PER_NODE": tasks_per_node}
+
+
+@pytest.fixture
+def slurm_env(monkeypatch):
+    def set_env(**values):
+        monkeypatch.setenv("TFSCALE_RESOLVER", "slurm")
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+    return set_env
+
+
+def resolve(spec):
+    from tfscale.worker.cluster import cluster_resolver
+
+    resolver = cluster_resolver(spec)
+    return resolver.cluster_spec().as_dict(), (resolver.task_type, resolver.task_id)
+
+
+def test_multi_worker_mirrored_on_two_cpu_nodes(slurm_env):
+    slurm_env(**srun_env(1, 2, "node[01-02]", "1(x2)"))
+    cluster, task = resolve(spec_of("matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n"))
+    assert cluster == {"worker": ["node01:8888", "node02:8888"]}
+    assert task == ("worker", 1)
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ  # CPU jobs never set it
+
+
+def test_parameter_server_tasks_follow_slurm_ranks(slurm_env):
+    slurm_env(**srun_env(3, 4, "node[01-02]", "2(x2)"), TFSCALE_PORT_BASE="9000")
+    cluster, task = resolve(spec_of("matrix: {strategy: [parameter_server], nodes: [2]}\n"))
+    assert cluster == {"chief": ["node01:9000"], "ps": ["node01:9001"], "worker": ["node02:9000", "node02:9001"]}
+    assert task == ("worker", 1)
+
+
+def test_gpu_jobs_give_each_task_its_gpus(slurm_env):
+    slurm_env(**srun_env(1, 4, "gpu[1-2]", "2(x2)"))
+    spec = spec_of("device: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [4], devices_per_node: [2]}\n")
+    cluster, task = resolve(spec)
+    assert cluster == {"worker": ["gpu1:8888", "gpu1:8889", "gpu2:8888", "gpu2:8889"]}
+    assert task == ("worker", 1)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+
+
+def free_port_pair():
+    for _ in range(50):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", 0))
+            base = a.getsockname()[1]
+            try:
+                b.bind(("127.0.0.1", base + 1))
+            except OSError:
+                continue
+            return base
+    raise RuntimeError("no two consecutive free ports")
+
+
+def test_an_emitted_job_step_trains_as_srun_would_start_it(tmp_path):
+    """Two tasks on one "node" (localhost), started with the variables srun gives each rank."""
+    plan = expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1, timeout_s: 120}\n"
+                              "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", "s"))
+    emit(plan, "slurm", tmp_path, LaunchOptions())
+    spec = plan.specs[0]
+    base = free_port_pair()
+    processes = []
+    for rank in (0, 1):
+        env = {**os.environ, **srun_env(rank, 2, "localhost", "2"), "TFSCALE_RESOLVER": "slurm",
+               "TFSCALE_PORT_BASE": str(base)}
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", "tfscale.worker", "--spec", f"specs/{spec.config_id}.json",
+             "--result", f"results/{spec.config_id}.{{task}}.result.json"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    try:
+        outputs = [p.communicate(timeout=120)[0].decode(errors="replace") for p in processes]
+    finally:
+        for p in processes:
+            p.kill()
+    assert [p.returncode for p in processes] == [0, 0], outputs[0][-2000:] + outputs[1][-2000:]
+    parts = [json.loads((tmp_path / "results" / f"{spec.config_id}.worker-{i}.result.json").read_text())
+             for i in (0, 1)]
+    assert all(p["ok"] for p in parts)
+    merged = merge_rank_parts([p["measurements"] for p in parts], spec.global_batch_size)
+    assert merged["replicas"] == 2 and len(merged["rank_throughput"]) == 2

@@ -1,0 +1,102 @@
+"""What `tfscale launch` writes, checked for structure (no cluster needed)."""
+
+import json
+import re
+import shlex
+
+import yaml
+
+from tfscale.cli import cli
+from tfscale.launch.emit import LaunchOptions, emit
+from tfscale.plan import expand
+from tfscale.spec import RunSpec
+from tfscale.suite import parse_suite
+
+SUITE = """
+name: lt
+defaults: {model_size: tiny, timeout_s: 300}
+matrix:
+  strategy: [multi_worker_mirrored, parameter_server]
+  nodes: [2]
+include: [{strategy: mirrored, devices_per_node: 2}]
+"""
+GPU_SUITE = SUITE.replace("defaults:", "device: gpu\ndefaults:").replace("nodes: [2]", "nodes: [2]\n  devices_per_node: [4]")
+
+
+def plan(text=SUITE):
+    return expand(parse_suite(text, "lt.yaml"))
+
+
+def test_slurm_script_has_one_job_step_per_config(tmp_path):
+    [script] = emit(plan(), "slurm", tmp_path, LaunchOptions(partition="p1", account="a1"))
+    text = script.read_text()
+    assert text.startswith("#!/bin/bash\n")
+    for line in ("#SBATCH --nodes=2", "#SBATCH --ntasks=4", "#SBATCH --partition=p1", "#SBATCH --account=a1",
+                 "export TFSCALE_RESOLVER=slurm", "export TFSCALE_PORT_BASE=8888"):
+        assert line in text.splitlines()
+    assert "--gpus-per-node" not in text
+    steps = [line for line in text.splitlines() if line.startswith("srun ")]
+    assert len(steps) == 3
+    assert steps[0].startswith("srun --nodes=2 --ntasks=2 --kill-on-bad-exit=1 --time=5 ")  # MWMS: 2 workers
+    assert steps[1].startswith("srun --nodes=2 --ntasks=4 ")  # PS: chief + 2 workers + 1 ps
+    assert steps[2].startswith("srun --nodes=1 --ntasks=1 ")  # mirrored on one node
+    for step, spec in zip(steps, plan().specs, strict=True):
+        argv = shlex.split(step)
+        assert argv[argv.index("--spec") + 1] == f"specs/{spec.config_id}.json"
+        assert argv[argv.index("--result") + 1] == f"results/{spec.config_id}.{{task}}.result.json"
+        written = RunSpec.from_dict(json.loads((tmp_path / "specs" / f"{spec.config_id}.json").read_text()))
+        assert written.config_id == spec.config_id and written.suite_dir == "."
+
+
+def test_slurm_script_asks_for_gpus_on_gpu_suites(tmp_path):
+    [script] = emit(plan(GPU_SUITE), "slurm", tmp_path, LaunchOptions())
+    assert "#SBATCH --gpus-per-node=4" in script.read_text().splitlines()
+
+
+def test_tfjob_manifests_are_configmap_plus_tfjob_per_cluster_config(tmp_path):
+    files = emit(plan(GPU_SUITE), "kubernetes", tmp_path, LaunchOptions(image="img:1"))
+    assert len(files) == 2  # the mirrored config runs on one node: no TFJob
+    by_strategy = {}
+    for path in files:
+        config_map, job = yaml.safe_load_all(path.read_text())
+        assert (config_map["apiVersion"], config_map["kind"]) == ("v1", "ConfigMap")
+        assert (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "TFJob")
+        spec = json.loads(config_map["data"]["spec.json"])
+        assert job["metadata"]["name"] == f"tfscale-{spec['config_id']}"
+        assert job["spec"]["runPolicy"]["activeDeadlineSeconds"] == 300
+        for replica in job["spec"]["tfReplicaSpecs"].values():
+            assert replica["restartPolicy"] == "Never"
+            pod = replica["template"]["spec"]
+            [container] = pod["containers"]
+            assert container["image"] == "img:1"
+            assert container["command"][:3] == ["python", "-m", "tfscale.worker"]
+            assert {v["name"] for v in pod["volumes"]} == {"spec", "results"}
+            assert pod["volumes"][0]["configMap"]["name"] == config_map["metadata"]["name"]
+        by_strategy[spec["strategy"]] = job["spec"]["tfReplicaSpecs"]
+    mwms = by_strategy["multi_worker_mirrored"]
+    assert list(mwms) == ["Worker"] and mwms["Worker"]["replicas"] == 2
+    assert mwms["Worker"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 4}}
+    ps = by_strategy["parameter_server"]
+    assert {k: v["replicas"] for k, v in ps.items()} == {"Chief": 1, "Worker": 2, "PS": 1}
+    assert "resources" not in ps["PS"]["template"]["spec"]["containers"][0]
+
+
+def test_host_commands_carry_each_task_tf_config(tmp_path):
+    [path] = emit(plan(), "hosts", tmp_path, LaunchOptions(hosts=("h1", "h2", "h3"), port_base=9000))
+    lines = path.read_text().splitlines()
+    mwms = [line for line in lines if "multi_worker" not in line and line.startswith(("h1:", "h2:"))][:2]
+    configs = [json.loads(shlex.split(re.sub(r"^\w+: TF_CONFIG=", "", line))[0]) for line in mwms]
+    assert configs == [{"cluster": {"worker": ["h1:9000", "h2:9000"]}, "task": {"type": "worker", "index": i}}
+                       for i in (0, 1)]
+    assert any(line.endswith("needs 4 hosts, 3 given; skipped") for line in lines)
+
+
+def test_launch_command(runner, tmp_path):
+    suite = tmp_path / "lt.yaml"
+    suite.write_text(SUITE)
+    result = runner.invoke(cli, ["launch", str(suite), "--target", "slurm", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == f"wrote {tmp_path / 'out' / 'slurm.sbatch'}"
+    result = runner.invoke(cli, ["launch", str(suite), "--target", "hosts"])
+    assert result.exit_code == 2
+    assert result.output == "tfscale: error: --target hosts needs --hosts h1,h2,...\n"
