@@ -97,6 +97,8 @@ SETTINGS: dict[str, Axis] = _axes(
          sweepable=False),
     Axis("timeout_s", float, 600.0, "seconds before the config's process tree is killed", minimum=1,
          sweepable=False),
+    Axis("startup_timeout_s", float, 300.0, "cluster strategies: seconds for every trainer to join the cluster",
+         minimum=1, sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

@@ -126,7 +126,8 @@ def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
         user_model=user_model,
         suite_dir=str(Path(suite.path).resolve().parent) if suite.path else "",
         **{k: config[k] for k in AXES},
-        **{k: config[k] for k in SETTINGS} | {"timeout_s": float(config["timeout_s"])},
+        **{k: config[k] for k in SETTINGS} | {"timeout_s": float(config["timeout_s"]),
+                                               "startup_timeout_s": float(config["startup_timeout_s"])},
     )
 
 

@@ -131,7 +131,7 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     tasks = cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)
     try:
         outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
-                              spec.config_id, spec.timeout_s)
+                              spec.config_id, spec.timeout_s, spec.startup_timeout_s)
         results = {run.task.name: _read_result(run.result_path) for run in outcome.runs}
     finally:
         for path in work.glob(f"{spec.config_id}.*"):
@@ -140,10 +140,12 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     trainers = [run for run in outcome.runs if run.task.trainer]
     fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
               m.CLUSTER: job_counts(tasks), m.PORT_RETRIES: outcome.attempts - 1}
-    if outcome.timed_out:
+    if outcome.timed_out or outcome.startup_timed_out:
         phases = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in outcome.progress().items())
+        what = (f"timed out after {spec.timeout_s:g} s" if outcome.timed_out
+                else f"cluster did not form within startup_timeout_s={spec.startup_timeout_s:g} s")
         return fields | {m.STATUS: m.STATUS_TIMEOUT, m.LOG_TAIL: log_tail(trainers[0].log_path),
-                         m.REASON: f"timed out after {spec.timeout_s:g} s (cluster stopped); last phase {phases}"}
+                         m.REASON: f"{what} (cluster stopped); last phase {phases}"}
     if outcome.failed is not None:
         run = outcome.failed
         process = ProcessOutcome(run.returncode, False, outcome.duration_s)

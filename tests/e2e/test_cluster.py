@@ -120,3 +120,14 @@ def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
     assert record["reason"] == ("timed out after 2 s (cluster stopped); last phase chief-0: not started, "
                                 "worker-0: not started, worker-1: not started, ps-0: not started")
     assert workers_left() == []
+
+
+def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path):
+    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
+                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", tmp_path)
+    record = run_config(spec, tmp_path / "run", "r")
+    assert record["status"] == "timeout"
+    assert record["reason"] == ("cluster did not form within startup_timeout_s=1 s (cluster stopped); last phase "
+                                "worker-0: not started, worker-1: not started")
+    assert record["duration_s"] < 30
+    assert workers_left() == []

@@ -96,6 +96,7 @@ class TaskRun:
 class ClusterOutcome:
     runs: list[TaskRun]
     timed_out: bool
+    startup_timed_out: bool
     duration_s: float
     attempts: int
     failed: TaskRun | None = None  # the first task that failed, when one did
@@ -122,8 +123,9 @@ def _log_since(path: Path, offset: int) -> str:
 
 
 def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], cluster: dict[str, list[str]],
-             deadline: float) -> tuple[bool, TaskRun | None]:
-    """Start every task, watch them, stop them all. Returns (timed_out, first failed task)."""
+             deadline: float, startup_s: float) -> tuple[str | None, TaskRun | None]:
+    """Start every task, watch them, stop them all. Returns (why it was stopped early: "timeout" or "startup",
+    first failed task)."""
     processes: dict[str, subprocess.Popen] = {}
     logs = []
     try:
@@ -136,16 +138,22 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
             env = {**os.environ, "TF_CONFIG": tf_config(cluster, run.task), PROGRESS_ENV: str(run.progress_path)}
             processes[run.task.name] = subprocess.Popen(argv_for(run), stdout=log, stderr=subprocess.STDOUT,
                                                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        startup_deadline = time.monotonic() + startup_s
         while True:
             for run in runs:
                 run.returncode = processes[run.task.name].poll()
             failed = [r for r in runs if r.returncode not in (None, 0) or (not r.task.trainer and r.returncode == 0)]
             if failed:
-                return False, failed[0]
+                return None, failed[0]
             if all(r.returncode == 0 for r in runs if r.task.trainer):
-                return False, None
-            if time.monotonic() > deadline:
-                return True, None
+                return None, None
+            now = time.monotonic()
+            if now > deadline:
+                return "timeout", None
+            # A peer that never starts leaves the others waiting in the strategy constructor (for an hour in TF):
+            # every trainer must have formed the cluster ("strategy ready") by the startup deadline.
+            if now > startup_deadline and not all(r.progress_path.exists() for r in runs if r.task.trainer):
+                return "startup", None
             time.sleep(POLL_S)
     finally:
         kill_trees(list(processes.values()))
@@ -154,8 +162,8 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
 
 
 def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], work_dir: Path, log_dir: Path,
-                prefix: str, timeout_s: float, pick: Callable[[int], list[int]] | None = None,
-                max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
+                prefix: str, timeout_s: float, startup_timeout_s: float | None = None,
+                pick: Callable[[int], list[int]] | None = None, max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
     """Run one cluster to completion (or failure, or timeout) and leave no process behind.
 
     `pick(n)` gives n ports (default: pick_ports, looked up at call time so tests can replace it)."""
@@ -171,11 +179,12 @@ def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], wor
         for run in runs:
             with open(run.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(cluster)}\n")
-        timed_out, failed = _attempt(runs, argv_for, cluster, deadline)
+        stopped, failed = _attempt(runs, argv_for, cluster, deadline, startup_timeout_s or timeout_s)
         clashed = [r.task.name for r in runs
                    if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)]
         if failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
             clashes += clashed
             continue
-        return ClusterOutcome(runs, timed_out, time.monotonic() - start, attempt, failed, clashes)
+        return ClusterOutcome(runs, stopped == "timeout", stopped == "startup", time.monotonic() - start, attempt,
+                              failed, clashes)
     raise AssertionError("unreachable")
