@@ -55,3 +55,33 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
         m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
     })
     return merged
+
+
+def counts_from_positions(positions: list[int], workers: int) -> list[int]:
+    """Steps each worker completed, largest first, from the iterator positions the steps reported.
+
+    Under ParameterServer every worker reads its own iterator, fresh at the start of the timed windows, so the
+    positions a worker reports are 0, 1, ..., its count - 1. Position n therefore appears once per worker that
+    completed more than n steps, and the k-th largest count is the number of positions seen at least k times.
+    Which worker had which count is not known (the coordinator does not say), hence the sorted order.
+    """
+    seen: dict[int, int] = {}
+    for position in positions:
+        seen[position] = seen.get(position, 0) + 1
+    return [sum(1 for c in seen.values() if c >= k) for k in range(1, workers + 1)]
+
+
+def parameter_server_ranks(counts: list[int], per_worker_batch: int, timed_s: float) -> dict[str, Any]:
+    """Per-worker figures of a ParameterServer config from its workers' completed steps over `timed_s` seconds.
+
+    Throughput is what the workers completed: sum of counts x per-worker batch / timed seconds.
+    """
+    rank_throughput = [c * per_worker_batch / timed_s for c in counts]
+    implied_step_s = [timed_s / c if c else float("inf") for c in counts]
+    slow = stragglers(implied_step_s)
+    return {
+        m.RANK_THROUGHPUT: rank_throughput,
+        m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
+        m.STRAGGLER: bool(slow),
+        m.STRAGGLER_RANKS: slow,
+    }

@@ -57,6 +57,10 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
     assert ps2["cluster"] == {"chief": 1, "worker": 2, "ps": 1}
     assert (ps2["num_ps"], ps2["partitioner"], ps2["replicas"], ps2["global_batch_size"]) == (1, "min_size", 2, 32)
     assert "12 completed closures counted" in ps2["timing"]  # 6 steps x 2 workers
+    assert len(ps2["rank_throughput"]) == 2 and isinstance(ps2["straggler"], bool)
+    timed_s = sum(ps2["step_times_s"])
+    assert sum(ps2["rank_throughput"]) == pytest.approx(12 * 16 / timed_s)  # all completed examples / time
+    assert ps2["throughput_examples_per_s"] == pytest.approx(sum(ps2["rank_throughput"]))
     for r in records:
         assert r["port_retries"] == 0 and r["launcher"] == "local"
         assert r["throughput_examples_per_s"] > 0

@@ -1,6 +1,6 @@
 import pytest
 
-from tfscale.merge import merge_rank_parts, stragglers
+from tfscale.merge import counts_from_positions, merge_rank_parts, parameter_server_ranks, stragglers
 
 
 def part(samples, median, replicas=2, peak=100, rss=200, first=1.0):
@@ -40,3 +40,17 @@ def test_a_single_part_is_kept_as_it_is():
 def test_parts_with_different_sample_counts_are_an_error():
     with pytest.raises(ValueError):
         merge_rank_parts([part([0.1] * 6, 0.1), part([0.1] * 5, 0.1)], global_batch=32)
+
+
+def test_counts_from_positions_recovers_each_worker_total():
+    # worker A completed 4 steps (positions 0-3), worker B 2 (0-1), worker C 3 (0-2), interleaved
+    positions = [0, 0, 1, 0, 1, 2, 1, 3, 2]
+    assert counts_from_positions(positions, workers=3) == [4, 3, 2]
+    assert counts_from_positions([0, 1, 2], workers=2) == [3, 0]  # one worker did everything
+
+
+def test_parameter_server_ranks():
+    ranks = parameter_server_ranks([12, 10, 6], per_worker_batch=16, timed_s=2.0)
+    assert ranks["rank_throughput"] == [96.0, 80.0, 48.0]
+    assert ranks["throughput_examples_per_s"] == 224.0
+    assert (ranks["straggler"], ranks["straggler_ranks"]) == (True, [2])  # 2/6 s per step vs median 2/10

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import tensorflow as tf
 
@@ -109,6 +109,7 @@ class LoopResult:
     window_steps: int
     final_loss: float
     timing: str  # how the samples were measured, one sentence
+    extra: dict = field(default_factory=dict)  # strategy-specific record columns (e.g. ParameterServer ranks)
 
 
 def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, steps: int, window_steps: int,

@@ -104,27 +104,22 @@ def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[st
     import tensorflow as tf
 
     from tfscale import metrics as m
+    from tfscale.merge import step_stats_columns
     from tfscale.stats import StepStats
     from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
 
     stats = StepStats.from_samples(loop.samples_s)
-    throughput = spec.global_batch_size / stats.median
+    # Synchronous strategies: global batch / median step. ParameterServer reports its completed examples itself.
+    throughput = loop.extra.get(m.THROUGHPUT_EXAMPLES_PER_S, spec.global_batch_size / stats.median)
     peak, memory_kind = peak_memory(spec.device, devices)
     trainable = workload.model.trainable_variables
-    return {
+    return step_stats_columns(stats) | {
         m.REPLICAS: replicas,
         m.DEVICE_KIND: spec.device_kind,
         m.PARAMS: int(workload.model.count_params()),
         m.GRAD_BYTES: int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in trainable)),
         m.TIMED_STEPS: loop.timed_steps,
         m.FIRST_STEP_S: loop.first_step_s,
-        m.STEP_TIME_MEDIAN_S: stats.median,
-        m.STEP_TIME_MEAN_S: stats.mean,
-        m.STEP_TIME_P10_S: stats.p10,
-        m.STEP_TIME_P90_S: stats.p90,
-        m.STEP_TIME_MAD_S: stats.mad,
-        m.STEP_TIME_CI95_LOW_S: stats.ci95_low,
-        m.STEP_TIME_CI95_HIGH_S: stats.ci95_high,
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
         m.THROUGHPUT_PER_REPLICA: throughput / replicas,
         m.PEAK_MEMORY_BYTES: peak,
@@ -135,7 +130,7 @@ def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[st
         m.TIMING: loop.timing,
         m.HOST: socket.gethostname(),
         m.TF_VERSION: tf.version.VERSION,
-    }
+    } | loop.extra
 
 
 def _optimizer(spec: RunSpec, keras):
