@@ -4,7 +4,6 @@ import json
 import socket
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tfscale.cli import cli
@@ -12,6 +11,8 @@ from tfscale.launch import cluster as cluster_launcher
 from tfscale.plan import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
+
+from .procs import workers_left
 
 pytestmark = pytest.mark.e2e
 HERE = Path(__file__).resolve().parent
@@ -24,11 +25,6 @@ matrix:
   strategy: [multi_worker_mirrored, parameter_server]
   nodes: [1, 2]
 """
-
-
-def workers_left() -> list[str]:
-    return [" ".join(p.info["cmdline"]) for p in psutil.process_iter(["cmdline"])
-            if "tfscale.worker" in " ".join(p.info["cmdline"] or [])]
 
 
 def records_of(path: Path) -> list[dict]:

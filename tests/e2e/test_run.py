@@ -4,12 +4,13 @@ import json
 import math
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tfscale import load_results
 from tfscale.cli import cli
 from tfscale.metrics import RECORD_COLUMNS
+
+from .procs import workers_left
 
 pytestmark = pytest.mark.e2e
 HERE = Path(__file__).resolve().parent
@@ -36,14 +37,6 @@ models:
 
 def read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def tfscale_workers() -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["cmdline"]):
-        if "tfscale.worker" in " ".join(p.info["cmdline"] or []):
-            found.append(p)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -143,4 +136,4 @@ def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
     assert records[0]["step_time_median_s"] is None and records[0]["timed_steps"] is None
     assert records[2]["reason"] == "timed out after 1 s (process tree killed)"
     assert (tmp_path / "reports" / "failing.html").is_file()
-    assert tfscale_workers() == []  # the timed-out worker was killed with its tree
+    assert workers_left() == []  # the timed-out worker was killed with its tree
