@@ -37,13 +37,12 @@ def _unscale(gradient, scale: float):
     return gradient / scale
 
 
-def make_replica_step(workload: Workload, optimizer, global_batch: int, jit: bool,
-                      loss_scale: float | None = None) -> Callable:
-    """`replica_step(x, y) -> loss`: forward, backward and optimizer update of one replica, for `strategy.run`.
+def make_gradients(workload: Workload, global_batch: int, jit: bool, loss_scale: float | None = None) -> Callable:
+    """`gradients(x, y) -> (loss, grads)` of one replica, without any communication.
 
     The per-replica loss is averaged over the GLOBAL batch (`compute_average_loss`) because the optimizer sums
-    gradients over replicas. With `jit`, the per-replica gradient computation is XLA-compiled; the update with
-    its all-reduce is not (collectives inside XLA are not available on every device kind).
+    gradients over replicas. With `jit`, this computation is XLA-compiled; the update with its all-reduce is not
+    (collectives inside XLA are not available on every device kind).
     """
     model = workload.model
     variables = model.trainable_variables
@@ -58,8 +57,11 @@ def make_replica_step(workload: Workload, optimizer, global_batch: int, jit: boo
         grads = tape.gradient(scaled, variables)
         return loss, grads if loss_scale is None else [_unscale(g, loss_scale) for g in grads]
 
-    if jit:
-        gradients = tf.function(gradients, jit_compile=True)
+    return tf.function(gradients, jit_compile=True) if jit else gradients
+
+
+def make_replica_step(gradients: Callable, optimizer, variables) -> Callable:
+    """`replica_step(x, y) -> loss`: gradients, then the optimizer update (Keras all-reduces inside it)."""
 
     def replica_step(x, y):
         loss, grads = gradients(x, y)

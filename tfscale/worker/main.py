@@ -73,12 +73,19 @@ def build(spec: RunSpec) -> Built:
 def run_synchronous(spec: RunSpec, built: Built):
     """Synchronous data parallelism (OneDevice, Mirrored, CentralStorage, MultiWorkerMirrored)."""
     from tfscale.worker.data import synthetic_dataset
-    from tfscale.worker.loop import build_train_step, loss_scale, make_replica_step, run_timed_loop
+    from tfscale.worker.loop import (
+        build_train_step,
+        loss_scale,
+        make_gradients,
+        make_replica_step,
+        run_timed_loop,
+    )
 
     global_batch = spec.global_batch_size
     dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch,
                                                                                spec.seed))
-    replica_step = make_replica_step(built.workload, built.optimizer, global_batch, spec.jit, loss_scale(spec))
+    gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
+    replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
     train_step = build_train_step(built.strategy, replica_step, iter(dataset))
     return run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,

@@ -18,14 +18,15 @@ from tfscale.merge import counts_from_positions, parameter_server_ranks
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
-from tfscale.worker.loop import LoopResult, loss_scale, make_replica_step
+from tfscale.worker.loop import LoopResult, loss_scale, make_gradients, make_replica_step
 
 
 def run_coordinator(spec: RunSpec, built) -> LoopResult:
     workers = spec.nodes
     per_worker_batch = spec.global_batch_size // workers
     coordinator = tf.distribute.coordinator.ClusterCoordinator(built.strategy)
-    replica_step = make_replica_step(built.workload, built.optimizer, per_worker_batch, spec.jit, loss_scale(spec))
+    gradients = make_gradients(built.workload, per_worker_batch, spec.jit, loss_scale(spec))
+    replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
 
     def dataset_fn():
         # Each element carries its position in the worker's own iterator: see merge.counts_from_positions.
