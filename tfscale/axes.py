@@ -99,6 +99,8 @@ SETTINGS: dict[str, Axis] = _axes(
          sweepable=False),
     Axis("startup_timeout_s", float, 300.0, "cluster strategies: seconds for every trainer to join the cluster",
          minimum=1, sweepable=False),
+    Axis("stall_timeout_s", float, 300.0, "cluster strategies: longest silence of a trainer between progress "
+         "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

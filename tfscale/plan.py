@@ -126,8 +126,7 @@ def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
         user_model=user_model,
         suite_dir=str(Path(suite.path).resolve().parent) if suite.path else "",
         **{k: config[k] for k in AXES},
-        **{k: config[k] for k in SETTINGS} | {"timeout_s": float(config["timeout_s"]),
-                                               "startup_timeout_s": float(config["startup_timeout_s"])},
+        **{k: float(v) if SETTINGS[k].kind is float else v for k, v in config.items() if k in SETTINGS},
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.launch import ProcessOutcome, run_worker
-from tfscale.launch.cluster import cluster_tasks, job_counts, run_cluster
+from tfscale.launch.cluster import Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
@@ -130,9 +130,11 @@ def _run_single(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: 
 def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path) -> dict[str, Any]:
     tasks = cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)
     try:
+        watch = Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s)
         outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
-                              spec.config_id, spec.timeout_s, spec.startup_timeout_s)
+                              spec.config_id, watch)
         results = {run.task.name: _read_result(run.result_path) for run in outcome.runs}
+        phases = outcome.progress()
     finally:
         for path in work.glob(f"{spec.config_id}.*"):
             if path != spec_path:
@@ -140,12 +142,13 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     trainers = [run for run in outcome.runs if run.task.trainer]
     fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
               m.CLUSTER: job_counts(tasks), m.PORT_RETRIES: outcome.attempts - 1}
-    if outcome.timed_out or outcome.startup_timed_out:
-        phases = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in outcome.progress().items())
-        what = (f"timed out after {spec.timeout_s:g} s" if outcome.timed_out
-                else f"cluster did not form within startup_timeout_s={spec.startup_timeout_s:g} s")
+    if outcome.stopped is not None:
+        last = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in phases.items())
+        what = {"timeout": f"timed out after {spec.timeout_s:g} s",
+                "startup": f"cluster did not form within startup_timeout_s={spec.startup_timeout_s:g} s",
+                "stall": f"a trainer made no progress for stall_timeout_s={spec.stall_timeout_s:g} s"}[outcome.stopped]
         return fields | {m.STATUS: m.STATUS_TIMEOUT, m.LOG_TAIL: log_tail(trainers[0].log_path),
-                         m.REASON: f"{what} (cluster stopped); last phase {phases}"}
+                         m.REASON: f"{what} (cluster stopped); last phase {last}"}
     if outcome.failed is not None:
         run = outcome.failed
         process = ProcessOutcome(run.returncode, False, outcome.duration_s)

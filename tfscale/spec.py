@@ -43,6 +43,7 @@ class RunSpec:
     window_steps: int
     timeout_s: float
     startup_timeout_s: float
+    stall_timeout_s: float
     seed: int
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

@@ -131,3 +131,15 @@ def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_pat
                                 "worker-0: not started, worker-1: not started")
     assert record["duration_s"] < 30
     assert workers_left() == []
+
+
+def test_a_trainer_that_stops_making_progress_stops_the_cluster(tmp_path):
+    spec = cluster_spec("name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120, stall_timeout_s: 3}\n"
+                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
+                        "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 30}}}\n", tmp_path)
+    record = run_config(spec, tmp_path / "run", "r")
+    assert record["status"] == "timeout"
+    assert record["reason"] == ("a trainer made no progress for stall_timeout_s=3 s (cluster stopped); last phase "
+                                "worker-0: model built, worker-1: model built")
+    assert record["duration_s"] < 60
+    assert workers_left() == []

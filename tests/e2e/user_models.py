@@ -32,3 +32,17 @@ def fails_on_worker_1(width: int = 8) -> tfscale.Workload:
     if task.get("type") == "worker" and task.get("index") == 1:
         raise RuntimeError("worker 1 refuses to build")
     return tiny_regressor(width)
+
+
+def sleepy_regressor(sleep_s: float = 5.0) -> tfscale.Workload:
+    """Every step sleeps `sleep_s` in its loss: a rank that stops making progress."""
+    import time
+
+    workload = tiny_regressor()
+
+    def loss(y_true, y_pred):
+        pause = tf.py_function(lambda: time.sleep(sleep_s) or 0.0, [], tf.float32)
+        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1) + 0.0 * pause
+
+    workload.loss = loss
+    return workload

@@ -95,8 +95,7 @@ class TaskRun:
 @dataclass
 class ClusterOutcome:
     runs: list[TaskRun]
-    timed_out: bool
-    startup_timed_out: bool
+    stopped: str | None  # why the watchdog stopped the cluster: "timeout", "startup", "stall"; None otherwise
     duration_s: float
     attempts: int
     failed: TaskRun | None = None  # the first task that failed, when one did
@@ -122,10 +121,33 @@ def _log_since(path: Path, offset: int) -> str:
         return ""
 
 
+@dataclass(frozen=True)
+class Watch:
+    """The watchdog's limits, in seconds: the whole cluster, joining it, and the longest silence of a trainer
+    between two progress reports once it has joined."""
+
+    timeout_s: float
+    startup_s: float
+    stall_s: float | None = None
+
+
+def _stalled(runs: list[TaskRun], stall_s: float | None, now: float) -> bool:
+    if stall_s is None:
+        return False
+    for run in runs:
+        if run.task.trainer and run.returncode is None:
+            try:
+                if now - run.progress_path.stat().st_mtime > stall_s:
+                    return True
+            except OSError:  # not joined yet: the startup deadline covers it
+                continue
+    return False
+
+
 def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], cluster: dict[str, list[str]],
-             deadline: float, startup_s: float) -> tuple[str | None, TaskRun | None]:
-    """Start every task, watch them, stop them all. Returns (why it was stopped early: "timeout" or "startup",
-    first failed task)."""
+             deadline: float, watch: Watch) -> tuple[str | None, TaskRun | None]:
+    """Start every task, watch them, stop them all. Returns (why it was stopped early: "timeout", "startup" or
+    "stall", first failed task)."""
     processes: dict[str, subprocess.Popen] = {}
     logs = []
     try:
@@ -138,7 +160,7 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
             env = {**os.environ, "TF_CONFIG": tf_config(cluster, run.task), PROGRESS_ENV: str(run.progress_path)}
             processes[run.task.name] = subprocess.Popen(argv_for(run), stdout=log, stderr=subprocess.STDOUT,
                                                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-        startup_deadline = time.monotonic() + startup_s
+        startup_deadline = time.monotonic() + watch.startup_s
         while True:
             for run in runs:
                 run.returncode = processes[run.task.name].poll()
@@ -154,6 +176,8 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
             # every trainer must have formed the cluster ("strategy ready") by the startup deadline.
             if now > startup_deadline and not all(r.progress_path.exists() for r in runs if r.task.trainer):
                 return "startup", None
+            if _stalled(runs, watch.stall_s, time.time()):  # progress files carry wall-clock mtimes
+                return "stall", None
             time.sleep(POLL_S)
     finally:
         kill_trees(list(processes.values()))
@@ -162,8 +186,8 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
 
 
 def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], work_dir: Path, log_dir: Path,
-                prefix: str, timeout_s: float, startup_timeout_s: float | None = None,
-                pick: Callable[[int], list[int]] | None = None, max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
+                prefix: str, watch: Watch, pick: Callable[[int], list[int]] | None = None,
+                max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
     """Run one cluster to completion (or failure, or timeout) and leave no process behind.
 
     `pick(n)` gives n ports (default: pick_ports, looked up at call time so tests can replace it)."""
@@ -171,7 +195,7 @@ def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], wor
     runs = [TaskRun(t, log_dir / f"{prefix}.{t.name}.log", work_dir / f"{prefix}.{t.name}.result.json",
                     work_dir / f"{prefix}.{t.name}.progress") for t in tasks]
     start = time.monotonic()
-    deadline = start + timeout_s
+    deadline = start + watch.timeout_s
     clashes: list[str] = []
     for attempt in range(1, max_attempts + 1):
         offsets = {r.task.name: r.log_path.stat().st_size if r.log_path.exists() else 0 for r in runs}
@@ -179,12 +203,11 @@ def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], wor
         for run in runs:
             with open(run.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(cluster)}\n")
-        stopped, failed = _attempt(runs, argv_for, cluster, deadline, startup_timeout_s or timeout_s)
+        stopped, failed = _attempt(runs, argv_for, cluster, deadline, watch)
         clashed = [r.task.name for r in runs
                    if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)]
         if failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
             clashes += clashed
             continue
-        return ClusterOutcome(runs, stopped == "timeout", stopped == "startup", time.monotonic() - start, attempt,
-                              failed, clashes)
+        return ClusterOutcome(runs, stopped, time.monotonic() - start, attempt, failed, clashes)
     raise AssertionError("unreachable")

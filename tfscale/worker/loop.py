@@ -50,8 +50,8 @@ def make_gradients(workload: Workload, global_batch: int, jit: bool, loss_scale:
     def gradients(x, y):
         with tf.GradientTape() as tape:
             per_example = tf.cast(workload.loss(y, model(x, training=True)), tf.float32)
-            if per_example.shape.rank > 1:  # user losses may keep extra axes: average them per example
-                per_example = tf.reduce_mean(per_example, axis=list(range(1, per_example.shape.rank)))
+            if per_example.shape.rank != 1:  # user losses may keep extra (or unknown) axes: average per example
+                per_example = tf.reduce_mean(tf.reshape(per_example, [tf.shape(per_example)[0], -1]), axis=1)
             loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
             scaled = loss if loss_scale is None else loss * loss_scale
         grads = tape.gradient(scaled, variables)
