@@ -124,6 +124,8 @@ def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, st
     first_step_s = time.perf_counter() - start
     for _ in range(warmup_steps - 1):
         loss = sync(train_step())
+    if on_window is not None:
+        on_window("warm-up done")
 
     windows = max(1, steps // window_steps)
     samples = []

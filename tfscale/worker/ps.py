@@ -50,6 +50,7 @@ def run_coordinator(spec: RunSpec, built) -> LoopResult:
     for _ in range(spec.warmup_steps - 1):
         values = run_round(warmup_iterator, 1)
 
+    report_progress("warm-up done")
     timed_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))  # positions restart at 0
     windows = max(1, spec.steps // spec.window_steps)
     samples, timed_values = [], []
