@@ -5,11 +5,19 @@ derived columns in the second block; they are never stored in records.
 """
 
 # --- stored in every record (records.jsonl) -------------------------------------------------------------------
+ALGBW_BYTES_PER_S = "algbw_bytes_per_s"  # bytes/s, grad_bytes / comm_time_isolated_s (nccl-tests algbw)
 BATCH_POLICY = "batch_policy"  # "weak": batch_size per replica; "strong": batch_size is the global batch
 BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy)
+BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack, 0 = TF's choice
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
 COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
+COMM_METHOD = "comm_method"  # how the communication figures were measured, in words
+COMM_TIME_EXPOSED_S = "comm_time_exposed_s"  # s, median fused step - median compute-only step
+COMM_TIME_ISOLATED_S = "comm_time_isolated_s"  # s, median all-reduce alone of tensors shaped like the gradients
+COMM_TIME_MODEL_S = "comm_time_model_s"  # s, alpha-beta fit of the commbench sweep evaluated at grad_bytes
+COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer update of computed gradients
+COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
 CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
 DEVICE = "device"  # suite device: cpu|gpu
@@ -34,6 +42,9 @@ MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for us
 NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number of workers
 NUM_PS = "num_ps"  # parameter_server: parameter server tasks
 OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
+OVERLAP_FRACTION = "overlap_fraction"  # (compute + split - fused) / split clamped to [0, 1]; 1 = comm hidden
+OVERLAP_FRACTION_RAW = "overlap_fraction_raw"  # the same before clamping
+OVERLAP_OUT_OF_RANGE = "overlap_out_of_range"  # bool: the raw overlap fell outside [0, 1]
 PARALLELISM = "parallelism"  # data (later: pipeline, tensor)
 PARAMS = "params"  # count of model parameters (trainable and not)
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
@@ -89,7 +100,9 @@ RECORD_COLUMNS = (
     STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
     HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
-    STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
+    STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
+    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
+    OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
     FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )
 

@@ -1,0 +1,87 @@
+"""Gradient-communication figures from measured times: pure arithmetic with the definitions spelled out.
+
+- exposed communication = fused step - compute-only step (what communication adds to a step);
+- split communication = the all-reduce + update step alone, given computed gradients;
+- overlap fraction = (compute + split - fused) / split: 0 when communication is fully exposed, 1 when it is
+  fully hidden behind compute; the raw value is kept and flagged when it falls outside [0, 1];
+- algbw = S / t and busbw = S / t x 2(n-1)/n for an all-reduce of S bytes over n replicas (nccl-tests);
+- alpha-beta model T(S) = alpha + beta x S x 2(n-1)/n, fitted by least squares to a message-size sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tfscale import metrics as m
+
+
+def bus_factor(replicas: int) -> float:
+    """2(n-1)/n: the share of the data each rank sends (and receives) in a ring all-reduce."""
+    return 2.0 * (replicas - 1) / replicas
+
+
+def algbw(size_bytes: float, seconds: float) -> float:
+    return size_bytes / seconds
+
+
+def busbw(size_bytes: float, seconds: float, replicas: int) -> float:
+    return size_bytes / seconds * bus_factor(replicas)
+
+
+def overlap(fused_s: float, compute_s: float, split_s: float) -> tuple[float, float]:
+    """(clamped, raw) overlap fraction (compute + split - fused) / split."""
+    raw = (compute_s + split_s - fused_s) / split_s
+    return min(1.0, max(0.0, raw)), raw
+
+
+def comm_figures(*, fused_s: float, compute_s: float, split_s: float, isolated_s: float, grad_bytes: int,
+                 replicas: int) -> dict[str, Any]:
+    """Record columns from median times (s) of the fused, compute-only, split and isolated measurements."""
+    clamped, raw = overlap(fused_s, compute_s, split_s)
+    return {
+        m.COMPUTE_TIME_S: compute_s,
+        m.COMM_TIME_EXPOSED_S: fused_s - compute_s,
+        m.COMM_TIME_SPLIT_S: split_s,
+        m.COMM_TIME_ISOLATED_S: isolated_s,
+        m.OVERLAP_FRACTION: clamped,
+        m.OVERLAP_FRACTION_RAW: raw,
+        m.OVERLAP_OUT_OF_RANGE: not 0.0 <= raw <= 1.0,
+        m.ALGBW_BYTES_PER_S: algbw(grad_bytes, isolated_s),
+        m.BUSBW_BYTES_PER_S: busbw(grad_bytes, isolated_s, replicas),
+    }
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """T(S) = alpha + beta * S * 2(n-1)/n, in seconds and seconds per byte."""
+
+    alpha_s: float
+    beta_s_per_byte: float
+    replicas: int
+
+    def predict(self, size_bytes: float) -> float:
+        return self.alpha_s + self.beta_s_per_byte * size_bytes * bus_factor(self.replicas)
+
+
+def fit_alpha_beta(sizes: Sequence[float], seconds: Sequence[float], replicas: int) -> AlphaBeta:
+    """Ordinary least squares of seconds on S x 2(n-1)/n."""
+    if len(sizes) != len(seconds) or len(sizes) < 2:
+        raise ValueError("need at least two (size, time) points of equal count")
+    xs = [s * bus_factor(replicas) for s in sizes]
+    mean_x, mean_y = sum(xs) / len(xs), sum(seconds) / len(seconds)
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("sizes must differ")
+    beta = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, seconds, strict=True)) / sxx
+    return AlphaBeta(mean_y - beta * mean_x, beta, replicas)
+
+
+def sweep_sizes(smallest: int = 1 << 10, largest: int = 64 << 20) -> list[int]:
+    """Message sizes in bytes from 1 KiB to 64 MiB by powers of two."""
+    sizes, size = [], smallest
+    while size <= largest:
+        sizes.append(size)
+        size *= 2
+    return sizes
