@@ -101,6 +101,8 @@ SETTINGS: dict[str, Axis] = _axes(
          minimum=1, sweepable=False),
     Axis("stall_timeout_s", float, 300.0, "cluster strategies: longest silence of a trainer between progress "
          "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False),
+    Axis("comm_breakdown", bool, True, "multi-replica data parallelism: also time compute-only, split and "
+         "isolated all-reduce steps (steps samples each)", sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfscale import metrics as m
+from tfscale.comm import comm_figures
 from tfscale.stats import StepStats, median
 
 STRAGGLER_THRESHOLD = 1.10  # a rank whose median step is > 10 % above the median of the ranks' medians
@@ -54,6 +55,13 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
         m.STRAGGLER_RANKS: slow,
         m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
     })
+    if parts[0].get(m.COMPUTE_TIME_S) is not None:  # every rank timed its communication: the slowest counts
+        merged.update(comm_figures(
+            fused_s=merged[m.STEP_TIME_MEDIAN_S], compute_s=max(p[m.COMPUTE_TIME_S] for p in parts),
+            split_s=max(p[m.COMM_TIME_SPLIT_S] for p in parts),
+            isolated_s=max(p[m.COMM_TIME_ISOLATED_S] for p in parts), grad_bytes=parts[0][m.GRAD_BYTES],
+            replicas=parts[0][m.REPLICAS]))
+        merged[m.COMM_METHOD] = parts[0][m.COMM_METHOD] + "; merged: the slowest rank's median of each"
     return merged
 
 

@@ -44,6 +44,7 @@ class RunSpec:
     timeout_s: float
     startup_timeout_s: float
     stall_timeout_s: float
+    comm_breakdown: bool
     seed: int
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

@@ -1,6 +1,15 @@
 import pytest
 
-from tfscale.comm import AlphaBeta, algbw, bus_factor, busbw, comm_figures, fit_alpha_beta, overlap, sweep_sizes
+from tfscale.comm import (
+    AlphaBeta,
+    algbw,
+    bus_factor,
+    busbw,
+    comm_figures,
+    fit_alpha_beta,
+    overlap,
+    sweep_sizes,
+)
 
 
 def test_nccl_tests_bandwidth_definitions():

@@ -54,3 +54,18 @@ def test_parameter_server_ranks():
     assert ranks["rank_throughput"] == [96.0, 80.0, 48.0]
     assert ranks["throughput_examples_per_s"] == 224.0
     assert (ranks["straggler"], ranks["straggler_ranks"]) == (True, [2])  # 2/6 s per step vs median 2/10
+
+
+def test_communication_figures_take_the_slowest_rank_and_the_merged_step():
+    parts = [part([0.10] * 6, 0.10), part([0.12] * 6, 0.12)]
+    for p, (compute, split, isolated) in zip(parts, ((0.05, 0.04, 0.03), (0.06, 0.03, 0.035)), strict=True):
+        p.update({"compute_time_s": compute, "comm_time_split_s": split, "comm_time_isolated_s": isolated,
+                  "grad_bytes": 1_000_000, "comm_method": "m"})
+    merged = merge_rank_parts(parts, global_batch=64)
+    assert merged["compute_time_s"] == 0.06
+    assert merged["comm_time_exposed_s"] == pytest.approx(0.12 - 0.06)
+    assert (merged["comm_time_split_s"], merged["comm_time_isolated_s"]) == (0.04, 0.035)
+    assert merged["overlap_fraction_raw"] == pytest.approx((0.06 + 0.04 - 0.12) / 0.04)
+    assert merged["overlap_fraction"] == 0.0 and merged["overlap_out_of_range"] is True
+    assert merged["busbw_bytes_per_s"] == pytest.approx(1_000_000 / 0.035)
+    assert merged["comm_method"] == "m; merged: the slowest rank's median of each"

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import socket
+import statistics
 import sys
 import traceback
 from dataclasses import dataclass
@@ -86,10 +87,33 @@ def run_synchronous(spec: RunSpec, built: Built):
                                                                                spec.seed))
     gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
     replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
-    train_step = build_train_step(built.strategy, replica_step, iter(dataset))
-    return run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
+    iterator = iter(dataset)
+    train_step = build_train_step(built.strategy, replica_step, iterator)
+    loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,
                           on_window=report_progress)
+    if spec.comm_breakdown and built.strategy.num_replicas_in_sync > 1:
+        loop.extra.update(_communication(spec, built, gradients, iterator, statistics.median(loop.samples_s)))
+    return loop
+
+
+def _communication(spec: RunSpec, built: Built, gradients, iterator, fused_s: float) -> dict[str, Any]:
+    """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm)."""
+    from tfscale.worker import comm
+    from tfscale.worker.loop import host_sync
+
+    sync, _ = host_sync(spec.device, multi_worker=spec.cluster)
+    variables = built.workload.model.trainable_variables
+    samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.steps, sync)
+    report_progress("communication timed")
+    return comm.figures(samples, fused_s, grad_bytes(variables), built.strategy.num_replicas_in_sync)
+
+
+def grad_bytes(variables) -> int:
+    """Bytes of one full set of gradients: each trainable variable's size x its dtype's size."""
+    import tensorflow as tf
+
+    return int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in variables))
 
 
 def run_config(spec: RunSpec) -> dict[str, Any]:
@@ -124,7 +148,7 @@ def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[st
         m.REPLICAS: replicas,
         m.DEVICE_KIND: spec.device_kind,
         m.PARAMS: int(workload.model.count_params()),
-        m.GRAD_BYTES: int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in trainable)),
+        m.GRAD_BYTES: grad_bytes(trainable),
         m.TIMED_STEPS: loop.timed_steps,
         m.FIRST_STEP_S: loop.first_step_s,
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,

@@ -1,0 +1,154 @@
+"""Communication timing inside a data-parallel step, measured beside the fused step (tfscale.comm defines terms).
+
+- compute-only step: `strategy.run` of the per-replica gradient computation, no all-reduce, no update;
+- split step: given gradients already computed (untimed), their all-reduce through the strategy's own
+  cross-device path plus an optimizer update per variable that communicates nothing;
+- isolated collective: the all-reduce alone of tensors with exactly the gradients' shapes and dtypes, packed by the
+  strategy as it packs gradients.
+
+Keras 3's `apply_gradients` all-reduces by itself and works only in replica context, so the split step reduces
+with a replica-context `all_reduce` of the whole gradient list (what `apply_gradients` does inside) and updates
+each variable with `strategy.extended.update(v.value, optimizer.update_step)`.
+That path skips Keras' gradient clipping, EMA and weight decay (none are used by tfscale's optimizers) and passes
+the tf variable (`v.value`) as destination: a Keras variable raises. Sparse gradients (IndexedSlices, embeddings)
+are made dense first in the split and isolated paths.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+SUM = tf.distribute.ReduceOp.SUM
+
+
+def _dense(gradient):
+    return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
+
+
+def compute_only_step(strategy: tf.distribute.Strategy, gradients: Callable, iterator) -> Callable:
+    """tf.function() -> (summed loss, per-replica gradients): forward and backward only."""
+
+    @tf.function
+    def step():
+        x, y = next(iterator)
+        loss, grads = strategy.run(gradients, args=(x, y))
+        return strategy.reduce(SUM, loss, axis=None), grads
+
+    return step
+
+
+def all_reduce(strategy: tf.distribute.Strategy, per_replica: list) -> list:
+    """Sum per-replica tensors over replicas with a replica-context `all_reduce` of the whole list: the path Keras'
+    own `apply_gradients` takes, so the strategy packs them as it packs gradients (per-variable
+    `batch_reduce_to` does not pack: "Efficient batch_reduce is not supported if destinations are different")."""
+
+    def replica_fn(*values):
+        # tensors made by another tf.function need an identity here, else "destinations can not be empty"
+        return tf.distribute.get_replica_context().all_reduce(SUM, [tf.identity(v) for v in values])
+
+    return list(strategy.run(replica_fn, args=tuple(per_replica)))
+
+
+def reduce_and_update_step(strategy: tf.distribute.Strategy, optimizer, variables: list) -> Callable:
+    """tf.function(per-replica gradients) -> iteration count: all-reduce, then update without communication."""
+
+    def update(variable, gradient):
+        return optimizer.update_step(gradient, variable, tf.cast(optimizer.learning_rate, variable.dtype))
+
+    @tf.function
+    def step(grads):
+        reduced = all_reduce(strategy, [_dense_per_replica(strategy, g) for g in grads])
+        for variable, gradient in zip(variables, reduced, strict=True):
+            strategy.extended.update(variable.value, update, args=(gradient,), group=False)
+        return optimizer.iterations.assign_add(1)
+
+    return step
+
+
+def _dense_per_replica(strategy: tf.distribute.Strategy, gradient):
+    return strategy.run(_dense, args=(gradient,)) if _has_sparse(strategy, gradient) else gradient
+
+
+def _has_sparse(strategy: tf.distribute.Strategy, gradient) -> bool:
+    return any(isinstance(v, tf.IndexedSlices) for v in strategy.experimental_local_results(gradient))
+
+
+def isolated_all_reduce(strategy: tf.distribute.Strategy, variables: list) -> Callable:
+    """tf.function() -> one reduced tensor: all-reduce of ones shaped like every gradient, nothing else."""
+    payload = tf.function(lambda: strategy.run(lambda: [tf.ones(v.shape, v.dtype) for v in variables]))()
+
+    @tf.function
+    def step():
+        reduced = all_reduce(strategy, list(payload))
+        # One element of each result: returning depends on every reduction (some cross-device ops are not
+        # stateful and would be pruned), without summing megabytes inside the timed call.
+        firsts = [tf.cast(tf.reshape(strategy.experimental_local_results(t)[0], [-1])[0], tf.float32)
+                  for t in reduced]
+        return tf.add_n(firsts)
+
+    return step
+
+
+@dataclass(frozen=True)
+class CommSamples:
+    compute_s: list[float]
+    split_s: list[float]
+    isolated_s: list[float]
+
+
+def _time(call: Callable[[], object], sync: Callable[[object], object], samples: int,
+          before: Callable[[], object] | None = None) -> list[float]:
+    """`samples` timed calls after one untimed warm-up call; `before` runs untimed ahead of each call."""
+    args = before() if before else None
+    sync(call(*(() if args is None else (args,))))
+    times = []
+    gc.collect()
+    for _ in range(samples):
+        args = before() if before else None
+        start = time.perf_counter()
+        sync(call(*(() if args is None else (args,))))
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def measure(strategy, gradients, optimizer, variables, iterator, samples: int,
+            sync: Callable[[object], object]) -> CommSamples:
+    """Time compute-only, split and isolated steps, `samples` each (the first call of each is untimed)."""
+    compute = compute_only_step(strategy, gradients, iterator)
+    split = reduce_and_update_step(strategy, optimizer, variables)
+    isolated = isolated_all_reduce(strategy, variables)
+
+    def computed_gradients():
+        loss, grads = compute()
+        sync(loss)
+        return grads
+
+    return CommSamples(
+        compute_s=_time(lambda: compute()[0], sync, samples),
+        split_s=_time(split, sync, samples, before=computed_gradients),
+        isolated_s=_time(isolated, sync, samples),
+    )
+
+
+METHOD = ("medians of {n} timed calls each (one untimed call first), each ended by a host sync: compute = "
+          "strategy.run of forward+backward only; split = replica-context all_reduce of the computed gradients + "
+          "per-variable optimizer.update_step via strategy.extended.update (gradients computed untimed before "
+          "each call); isolated = the same all_reduce of ones shaped like the gradients; exposed = fused median - "
+          "compute median")
+
+
+def figures(samples: CommSamples, fused_s: float, grad_bytes: int, replicas: int) -> dict:
+    """Record columns (tfscale.comm.comm_figures) plus the method sentence."""
+    from tfscale import metrics as m
+    from tfscale.comm import comm_figures
+
+    return comm_figures(fused_s=fused_s, compute_s=statistics.median(samples.compute_s),
+                        split_s=statistics.median(samples.split_s),
+                        isolated_s=statistics.median(samples.isolated_s), grad_bytes=grad_bytes,
+                        replicas=replicas) | {m.COMM_METHOD: METHOD.format(n=len(samples.compute_s))}
