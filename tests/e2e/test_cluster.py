@@ -13,6 +13,7 @@ from tfscale.runner import run_config
 from tfscale.suite import parse_suite
 
 from .procs import workers_left
+from .test_run import assert_communication_fields
 
 pytestmark = pytest.mark.e2e
 HERE = Path(__file__).resolve().parent
@@ -49,6 +50,8 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
     assert mwms2["rank_throughput"][0] == pytest.approx(16 / mwms2["rank_step_time_median_s"][0])
     assert isinstance(mwms2["straggler"], bool)
     assert len(mwms2["step_times_s"]) == 6
+    assert_communication_fields(mwms2)
+    assert_communication_fields(records[0])  # one worker, one replica: no communication figures
     ps2 = records[3]
     assert ps2["cluster"] == {"chief": 1, "worker": 2, "ps": 1}
     assert (ps2["num_ps"], ps2["partitioner"], ps2["replicas"], ps2["global_batch_size"]) == (1, "min_size", 2, 32)

@@ -27,6 +27,7 @@ exclude:
   - {strategy: one_device, devices_per_node: 2}
   - {model: regressor, devices_per_node: 1}
 include:
+  - {model: mlp, strategy: mirrored, devices_per_node: 4}
   - {model: mlp, strategy: mirrored, devices_per_node: 2, precision: mixed_bfloat16, jit: true, optimizer: adam}
   - {model: transformer, strategy: central_storage, devices_per_node: 2, precision: mixed_float16,
      batch_policy: strong, batch_size: 16}
@@ -55,7 +56,7 @@ def sweep(tmp_path_factory):
 def test_sweep_succeeds_and_reports(sweep):
     tmp, result = sweep
     assert result.exit_code == 0, result.output
-    assert "[####################] 6/6" in result.output
+    assert "[####################] 7/7" in result.output
     assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'}")
     html = (tmp / "reports" / "e2e.html").read_text()
     assert "plotly.js v" in html and "<script src=" not in html
@@ -67,7 +68,8 @@ def test_records_carry_every_column_with_real_values(sweep):
     records = read_records(run / "records.jsonl")
     assert [(r["model"], r["strategy"], r["devices_per_node"], r["precision"]) for r in records] == [
         ("mlp", "one_device", 1, "float32"), ("mlp", "mirrored", 1, "float32"), ("mlp", "mirrored", 2, "float32"),
-        ("regressor", "mirrored", 2, "float32"), ("mlp", "mirrored", 2, "mixed_bfloat16"),
+        ("regressor", "mirrored", 2, "float32"), ("mlp", "mirrored", 4, "float32"),
+        ("mlp", "mirrored", 2, "mixed_bfloat16"),
         ("transformer", "central_storage", 2, "mixed_float16")]
     for r in records:
         assert set(RECORD_COLUMNS) <= set(r), set(RECORD_COLUMNS) - set(r)
@@ -93,8 +95,10 @@ def test_records_carry_every_column_with_real_values(sweep):
     assert regressor["model_size"] is None
     assert regressor["params"] == 4 * 16 + 16 + 16 + 1  # Dense(16) on 4 features, Dense(1)
     assert regressor["grad_bytes"] == regressor["params"] * 4
-    strong = records[5]
+    strong = records[6]
     assert (strong["batch_policy"], strong["global_batch_size"], strong["replicas"]) == ("strong", 16, 2)
+    for r in records:
+        assert_communication_fields(r)
     env = json.loads((run / "env.json").read_text())
     assert env["tensorflow"]["version"].startswith("2.21")
     assert env["cpu_logical_cores"] >= 1
@@ -103,7 +107,7 @@ def test_records_carry_every_column_with_real_values(sweep):
 def test_load_results_reads_the_run(sweep):
     tmp, _ = sweep
     frame = load_results(tmp / "results")
-    assert len(frame) == 6
+    assert len(frame) == 7
     assert list(frame.columns[: len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)
 
 
@@ -137,3 +141,30 @@ def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
     assert records[2]["reason"] == "timed out after 1 s (process tree killed)"
     assert (tmp_path / "reports" / "failing.html").is_file()
     assert workers_left() == []  # the timed-out worker was killed with its tree
+
+
+COMM_FIELDS = ("compute_time_s", "comm_time_exposed_s", "comm_time_split_s", "comm_time_isolated_s",
+               "algbw_bytes_per_s", "busbw_bytes_per_s", "overlap_fraction")
+
+
+def assert_communication_fields(r: dict) -> None:
+    """Multi-replica data-parallel records carry every communication figure; single-replica ones none (null)."""
+    if r["replicas"] == 1:
+        assert all(r[f] is None for f in COMM_FIELDS + ("overlap_fraction_raw", "comm_method")), r["config_id"]
+        return
+    if r["jit"]:
+        assert all(r[f] is None for f in COMM_FIELDS), r["config_id"]
+        assert r["comm_method"].startswith("not measured: with jit (XLA)")
+        return
+    assert all(r[f] is not None for f in COMM_FIELDS), r["config_id"]
+    for f in ("compute_time_s", "comm_time_split_s", "comm_time_isolated_s", "algbw_bytes_per_s"):
+        assert r[f] > 0, (r["config_id"], f)
+    assert r["comm_time_exposed_s"] == pytest.approx(r["step_time_median_s"] - r["compute_time_s"])
+    n = r["replicas"]
+    assert r["algbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"])
+    assert r["busbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"] * 2 * (n - 1) / n)
+    assert 0.0 <= r["overlap_fraction"] <= 1.0
+    raw = (r["compute_time_s"] + r["comm_time_split_s"] - r["step_time_median_s"]) / r["comm_time_split_s"]
+    assert r["overlap_fraction_raw"] == pytest.approx(raw)
+    assert r["overlap_out_of_range"] == (not 0.0 <= raw <= 1.0)
+    assert "all_reduce" in r["comm_method"]

@@ -73,6 +73,7 @@ def build(spec: RunSpec) -> Built:
 
 def run_synchronous(spec: RunSpec, built: Built):
     """Synchronous data parallelism (OneDevice, Mirrored, CentralStorage, MultiWorkerMirrored)."""
+    from tfscale import metrics as m
     from tfscale.worker.data import synthetic_dataset
     from tfscale.worker.loop import (
         build_train_step,
@@ -93,8 +94,17 @@ def run_synchronous(spec: RunSpec, built: Built):
                           window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,
                           on_window=report_progress)
     if spec.comm_breakdown and built.strategy.num_replicas_in_sync > 1:
-        loop.extra.update(_communication(spec, built, gradients, iterator, statistics.median(loop.samples_s)))
+        if spec.jit:
+            loop.extra[m.COMM_METHOD] = JIT_NOT_MEASURED
+        else:
+            loop.extra.update(_communication(spec, built, gradients, iterator, statistics.median(loop.samples_s)))
     return loop
+
+
+# Seen with TF 2.21 on logical CPUs: the XLA-compiled gradients called from the compute-only step put replica 1's
+# call on CPU:0 ("Trying to access resource ... located in device CPU:1 from device CPU:0").
+JIT_NOT_MEASURED = ("not measured: with jit (XLA) the compute-only step fails on multiple devices (TF placed "
+                    "replica 1's compiled call on device 0); the communication fields are left empty")
 
 
 def _communication(spec: RunSpec, built: Built, gradients, iterator, fused_s: float) -> dict[str, Any]:
