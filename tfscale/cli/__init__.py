@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from tfscale._version import __version__
-from tfscale.cli import env_cmd, launch_cmd, plan_cmd, report_cmd, run_cmd
+from tfscale.cli import commbench_cmd, env_cmd, launch_cmd, plan_cmd, report_cmd, run_cmd
 from tfscale.errors import TfscaleError
 
 USER_ERROR_EXIT = 2
@@ -30,7 +30,8 @@ def cli() -> None:
     """Benchmark TensorFlow distributed training across devices, nodes and strategies."""
 
 
-for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch):
+for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch,
+                commbench_cmd.commbench):
     cli.add_command(command)
 
 

@@ -41,14 +41,10 @@ class Built:
     optimizer: Any
 
 
-def build(spec: RunSpec) -> Built:
+def devices_and_strategy(spec: RunSpec) -> tuple[list[str], Any]:
     # Late imports: TensorFlow must only load after _prepare_environment and only in the worker.
-    import keras
-    import tensorflow as tf
-
     from tfscale.worker.devices import configure_devices, device_names
-    from tfscale.worker.models import build_workload
-    from tfscale.worker.strategies import build_strategy, variable_policy
+    from tfscale.worker.strategies import build_strategy
 
     configure_devices(spec.device, spec.devices_per_node)
     if spec.cluster:  # before anything initialises TF's runtime; cluster strategies wait here for their peers
@@ -58,6 +54,17 @@ def build(spec: RunSpec) -> Built:
         devices = device_names(spec.device)
         strategy = build_strategy(spec, devices)
     report_progress("strategy ready")
+    return devices, strategy
+
+
+def build(spec: RunSpec) -> Built:
+    import keras
+    import tensorflow as tf
+
+    from tfscale.worker.models import build_workload
+    from tfscale.worker.strategies import variable_policy
+
+    devices, strategy = devices_and_strategy(spec)
     keras.mixed_precision.set_global_policy(spec.precision)
     keras.utils.set_random_seed(spec.seed)
     with strategy.scope(), variable_policy(spec):
@@ -124,6 +131,15 @@ def grad_bytes(variables) -> int:
     import tensorflow as tf
 
     return int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in variables))
+
+
+def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
+    """The all-reduce size sweep on this spec's strategy (tfscale.worker.commbench)."""
+    from tfscale.worker.commbench import METHOD, run_commbench
+
+    _, strategy = devices_and_strategy(spec)
+    return {"rows": run_commbench(spec, strategy), "replicas": strategy.num_replicas_in_sync,
+            "method": METHOD.format(n=spec.steps, w=spec.warmup_steps)}
 
 
 def run_config(spec: RunSpec) -> dict[str, Any]:
@@ -212,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", help="RunSpec JSON file")
     parser.add_argument("--result", help="where to write the result JSON; {task} is replaced by the cluster task")
     parser.add_argument("--env", help="write TensorFlow's view of this host to this JSON file and exit")
+    parser.add_argument("--commbench", action="store_true", help="run the all-reduce size sweep, not training")
     args = parser.parse_args(argv)
 
     if args.env:
@@ -233,13 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         if is_server(spec, task):
             serve(spec, stop_file=result_path_for(args.result, ("chief", 0)))
             return 0
-        measurements = run_config(spec)
+        measurements = run_commbench_config(spec) if args.commbench else run_config(spec)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()
         write_json_atomic(result_path, {"ok": False, "error": error_line(error),
                                         "error_type": type(error).__name__})
         return 1
     write_json_atomic(result_path, {"ok": True, "measurements": measurements})
-    print(f"tfscale worker: done, median step {measurements['step_time_median_s'] * 1e3:.2f} ms", flush=True)
+    print("tfscale worker: done", flush=True)
     sys.stdout.flush()
     return 0

@@ -1,0 +1,151 @@
+"""`tfscale commbench` and the suite option `commbench`: the all-reduce alone over message sizes, per topology.
+
+A topology is what decides how gradients travel: strategy, nodes, devices per node, device kind and the
+strategy's communication options. The sweep runs in worker process(es) like any config (a cluster for
+MultiWorkerMirrored), prints an nccl-tests-like table, is stored as JSONL, and its alpha-beta fit gives each
+record of the same topology `comm_time_model_s` at the record's gradient bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfscale.axes import STRATEGIES
+from tfscale.comm import AlphaBeta, algbw, busbw, fit_alpha_beta, sweep_sizes
+from tfscale.errors import TfscaleError
+from tfscale.launch import run_worker
+from tfscale.launch.cluster import Watch, cluster_tasks, run_cluster
+from tfscale.plan import expand
+from tfscale.spec import RunSpec
+from tfscale.store import append_record
+from tfscale.suite import Suite
+
+COMMBENCH_FILE = "commbench.jsonl"
+TOPOLOGY_FIELDS = ("device", "strategy", "nodes", "devices_per_node", "cross_device_ops", "collective",
+                   "bytes_per_pack")
+
+
+@dataclass(frozen=True)
+class Row:
+    size_bytes: int
+    time_s: float  # median of the timed calls
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+
+
+@dataclass(frozen=True)
+class Sweep:
+    topology: dict[str, Any]
+    replicas: int
+    rows: list[Row]
+    fit: AlphaBeta
+    method: str
+
+    def to_record(self) -> dict[str, Any]:
+        return {"kind": "commbench", **self.topology, "replicas": self.replicas,
+                "rows": [dataclasses.asdict(r) for r in self.rows], "alpha_s": self.fit.alpha_s,
+                "beta_s_per_byte": self.fit.beta_s_per_byte, "method": self.method}
+
+
+def topology(spec: RunSpec) -> dict[str, Any] | None:
+    """The spec's communication topology, or None where there is no all-reduce to sweep (one replica, PS)."""
+    if spec.replicas < 2 or spec.strategy == "parameter_server":
+        return None
+    return {name: getattr(spec, name) for name in TOPOLOGY_FIELDS}
+
+
+def topology_spec(device: str, strategy: str, nodes: int, devices_per_node: int, **options: Any) -> RunSpec:
+    """A validated spec for a topology given on the command line (the plan's checks apply)."""
+    if strategy not in STRATEGIES or strategy in ("one_device", "parameter_server"):
+        raise TfscaleError(f"commbench: strategy {strategy!r} has no all-reduce to time; use mirrored, "
+                           "central_storage or multi_worker_mirrored")
+    defaults = {"strategy": strategy, "nodes": nodes, "devices_per_node": devices_per_node,
+                **{k: v for k, v in options.items() if v is not None}}
+    suite = Suite(name="commbench", device=device, defaults=defaults, matrix={"model": ["mlp"]}, path="commbench")
+    return expand(suite).specs[0]
+
+
+def sweep_spec(spec: RunSpec, sizes: list[int], iters: int, warmup: int) -> RunSpec:
+    return dataclasses.replace(spec, steps=iters, warmup_steps=warmup, extra={**spec.extra, "sizes": sizes})
+
+
+def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
+    """Run the sweep of a sweep_spec in fresh worker process(es); raise TfscaleError when it fails."""
+    work, logs = folder / "work", folder / "logs"
+    work.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    prefix = f"commbench-{spec.config_id}"
+    spec_path = work / f"{prefix}.spec.json"
+    spec_path.write_text(json.dumps(spec.to_dict()), encoding="utf-8")
+
+    def argv(result: Path) -> list[str]:
+        return [sys.executable, "-m", "tfscale.worker", "--commbench", "--spec", str(spec_path), "--result",
+                str(result)]
+
+    try:
+        if spec.cluster:
+            outcome = run_cluster(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps),
+                                  lambda run: argv(run.result_path), work, logs, prefix,
+                                  Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s))
+            paths = [run.result_path for run in outcome.runs if run.task.trainer]
+            failed = outcome.stopped or (outcome.failed.task.name if outcome.failed else None)
+        else:
+            result = work / f"{prefix}.result.json"
+            process = run_worker(argv(result), logs / f"{prefix}.log", spec.timeout_s)
+            paths = [result]
+            failed = "timeout" if process.timed_out else (None if process.returncode == 0 else "worker failed")
+        parts = [json.loads(p.read_text(encoding="utf-8")) for p in paths if p.exists()]
+    finally:
+        for path in work.glob(f"{prefix}.*"):
+            path.unlink(missing_ok=True)
+    if failed or len(parts) != len(paths) or not all(p.get("ok") for p in parts):
+        errors = "; ".join(p.get("error", "") for p in parts if not p.get("ok"))
+        raise TfscaleError(f"commbench on {spec.strategy} x{spec.devices}: {failed or 'failed'} {errors} "
+                           f"(logs in {logs})".strip())
+    return merge_sweeps([p["measurements"] for p in parts], topology(spec) or {})
+
+
+def merge_sweeps(parts: list[dict[str, Any]], topo: dict[str, Any]) -> Sweep:
+    """One sweep from the ranks' sweeps: per size, the slowest rank's median (a collective ends for all)."""
+    replicas = parts[0]["replicas"]
+    rows = []
+    for index, first in enumerate(parts[0]["rows"]):
+        size = first["size_bytes"]
+        seconds = max(p["rows"][index]["time_s"] for p in parts)
+        rows.append(Row(size, seconds, algbw(size, seconds), busbw(size, seconds, replicas)))
+    fit = fit_alpha_beta([r.size_bytes for r in rows], [r.time_s for r in rows], replicas)
+    method = parts[0]["method"] + (f"; slowest of {len(parts)} ranks per size" if len(parts) > 1 else "")
+    return Sweep(topo, replicas, rows, fit, method)
+
+
+def format_sweep(sweep: Sweep) -> str:
+    """nccl-tests-like table and the fitted model."""
+    lines = [f"# all-reduce (sum, float32) on {sweep.topology.get('strategy')}: {sweep.replicas} replicas, "
+             f"{sweep.topology.get('nodes')} node(s) x {sweep.topology.get('devices_per_node')} "
+             f"{sweep.topology.get('device')} device(s)",
+             f"# {'size(B)':>10}  {'time(us)':>10}  {'algbw(GB/s)':>11}  {'busbw(GB/s)':>11}"]
+    for r in sweep.rows:
+        lines.append(f"  {r.size_bytes:>10d}  {r.time_s * 1e6:>10.1f}  {r.algbw_bytes_per_s / 1e9:>11.3f}  "
+                     f"{r.busbw_bytes_per_s / 1e9:>11.3f}")
+    inverse = 1 / sweep.fit.beta_s_per_byte / 1e9 if sweep.fit.beta_s_per_byte > 0 else float("inf")
+    lines.append(f"# fit T(S) = alpha + beta*S*2(n-1)/n: alpha = {sweep.fit.alpha_s * 1e6:.1f} us, "
+                 f"beta = {sweep.fit.beta_s_per_byte * 1e9:.4f} ns/B (1/beta = {inverse:.3f} GB/s)")
+    return "\n".join(lines)
+
+
+def store_sweep(sweep: Sweep, folder: Path) -> Path:
+    path = folder / COMMBENCH_FILE
+    append_record(path, sweep.to_record())
+    return path
+
+
+def sizes_between(min_bytes: int, max_bytes: int) -> list[int]:
+    sizes = sweep_sizes(min_bytes, max_bytes)
+    if len(sizes) < 2:
+        raise TfscaleError(f"commbench: sizes {min_bytes}..{max_bytes} give fewer than two powers of two")
+    return sizes
