@@ -18,6 +18,9 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale._version import __version__
+from tfscale.comm import AlphaBeta
+from tfscale.commbench import run_sweep, sizes_between, store_sweep, sweep_spec, topology
+from tfscale.errors import TfscaleError
 from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.merge import merge_rank_parts
@@ -36,6 +39,7 @@ SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY
 class RunResult:
     run_dir: Path
     records: list[dict[str, Any]] = field(default_factory=list)
+    commbench_errors: list[str] = field(default_factory=list)
 
 
 def default_run_id() -> str:
@@ -168,14 +172,42 @@ def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, An
     if env is not None:
         write_json_atomic(folder / ENV_FILE, env)
     outcome = RunResult(folder)
+    fits = _sweep_topologies(plan, folder, outcome) if plan.suite.commbench else {}
     for index, spec in enumerate(plan.specs):
         record = run_config(spec, folder, run_id)
+        fit = fits.get(_topology_key(spec))
+        if fit is not None and record[m.STATUS] == m.STATUS_OK:
+            record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
         append_record(folder / RECORDS_FILE, record)
         outcome.records.append(record)
         if on_record is not None:
             on_record(index, record)
     _remove_if_empty(folder / "work")
     return outcome
+
+
+def _topology_key(spec: RunSpec) -> tuple | None:
+    topo = topology(spec)
+    return None if topo is None else tuple(sorted(topo.items()))
+
+
+def _sweep_topologies(plan: Plan, folder: Path, outcome: RunResult) -> dict[tuple, AlphaBeta]:
+    """Run the suite's commbench sweep once per topology; failures are reported, not fatal."""
+    settings = plan.suite.commbench
+    fits: dict[tuple, AlphaBeta] = {}
+    for spec in plan.specs:
+        key = _topology_key(spec)
+        if key is None or key in fits:
+            continue
+        try:
+            sweep = run_sweep(sweep_spec(spec, sizes_between(settings.min_bytes, settings.max_bytes),
+                                         settings.iters, settings.warmup), folder)
+        except TfscaleError as error:
+            outcome.commbench_errors.append(str(error))
+            continue
+        store_sweep(sweep, folder)
+        fits[key] = sweep.fit
+    return fits
 
 
 def _remove_if_empty(path: Path) -> None:

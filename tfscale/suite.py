@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tfscale.axes import ALL_KEYS, AXES, SETTINGS, ZOO_MODELS, Axis
 from tfscale.errors import SuiteError
@@ -27,6 +27,16 @@ class UserModel(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class CommbenchSettings(BaseModel):
+    """Suite option `commbench`: before the configs, sweep the all-reduce of each topology (`true` = defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    min_bytes: int = Field(1 << 10, ge=4)
+    max_bytes: int = Field(64 << 20, ge=8)
+    iters: int = Field(10, ge=1)
+    warmup: int = Field(3, ge=1)
+
+
 class Suite(BaseModel):
     """A validated suite. `path` is where it was read from (for messages and user-model imports)."""
 
@@ -39,7 +49,15 @@ class Suite(BaseModel):
     exclude: list[dict[str, Any]] = Field(default_factory=list)
     include: list[dict[str, Any]] = Field(default_factory=list)
     models: dict[str, UserModel] = Field(default_factory=dict)
+    commbench: CommbenchSettings | None = None
     path: str = ""
+
+    @field_validator("commbench", mode="before")
+    @classmethod
+    def _commbench_flag(cls, value: Any) -> Any:
+        if value is True:
+            return {}
+        return None if value is False else value
 
     @property
     def model_names(self) -> tuple[str, ...]:

@@ -25,9 +25,12 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
 
     plan = expand(load_suite(suite_file))
     run_id = run_id or default_run_id()
-    click.echo(f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}; capturing environment")
+    click.echo(f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}; capturing environment"
+               + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench else ""))
     result = run_plan(plan, results_dir, run_id, env=collect_env(), on_record=Progress(len(plan.specs), click.echo))
     click.echo(f"records: {result.run_dir / 'records.jsonl'}")
+    for error in result.commbench_errors:
+        click.echo(f"warning: {error}", err=True)
 
     if not no_report:
         _report(result.run_dir, Path(reports_dir) / f"{plan.suite.name}.html")
