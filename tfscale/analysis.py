@@ -133,6 +133,58 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values([m.MODEL, m.DEVICES, m.NODES, m.STRATEGY]).drop(columns="group")
 
 
+COMM_ESTIMATES = (("exposed", m.COMM_TIME_EXPOSED_S), ("split", m.COMM_TIME_SPLIT_S),
+                  ("isolated", m.COMM_TIME_ISOLATED_S), ("model", m.COMM_TIME_MODEL_S))
+DISAGREEMENT = 1.25  # two estimates whose ratio exceeds this are named in the cross-check
+
+
+def _number(value) -> float | None:
+    return None if _missing(value) else float(value)
+
+
+def disagreements(estimates: dict[str, float | None], limit: float = DISAGREEMENT) -> list[str]:
+    """'a vs b: r.rrx' for each pair of available estimates whose larger/smaller ratio exceeds `limit`."""
+    present = [(name, v) for name, v in estimates.items() if v is not None and v > 0]
+    found = []
+    for i, (a, va) in enumerate(present):
+        for b, vb in present[i + 1:]:
+            ratio = max(va, vb) / min(va, vb)
+            if ratio > limit:
+                found.append(f"{a} vs {b}: {ratio:.2f}x")
+    return found
+
+
+def comm_not_measured(row: pd.Series) -> str:
+    """Why a config has no communication figures."""
+    if row[m.STATUS] != m.STATUS_OK:
+        return f"config {row[m.STATUS]}"
+    if row[m.STRATEGY] == "parameter_server":
+        return "parameter_server: gradient all-reduce does not apply (variables live on the servers)"
+    if int(row[m.REPLICAS]) < 2:
+        return "one replica: no gradient communication"
+    method = row.get(m.COMM_METHOD)
+    return method if isinstance(method, str) and method.startswith("not measured") else "not measured"
+
+
+def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per config: the communication estimates side by side, the exposed fraction of the step, and
+    the pairs of estimates that disagree by more than 25 % (or why there are none)."""
+    rows = []
+    for _, r in frame.iterrows():
+        estimates = {name: _number(r.get(column)) for name, column in COMM_ESTIMATES}
+        measured = estimates["split"] is not None
+        step = _number(r.get(m.STEP_TIME_MEDIAN_S))
+        rows.append({
+            m.CONFIG_ID: r[m.CONFIG_ID], m.MODEL: r[m.MODEL], m.STRATEGY: r[m.STRATEGY], m.DEVICES: r[m.DEVICES],
+            m.STEP_TIME_MEDIAN_S: step, m.COMPUTE_TIME_S: _number(r.get(m.COMPUTE_TIME_S)),
+            **{column: estimates[name] for name, column in COMM_ESTIMATES},
+            "comm_fraction": estimates["exposed"] / step if measured and step else None,
+            m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
+            "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
+        })
+    return pd.DataFrame(rows)
+
+
 SUMMARY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.GLOBAL_BATCH_SIZE, m.STATUS,
                    m.STEP_TIME_MEDIAN_S, m.THROUGHPUT_EXAMPLES_PER_S, m.SCALING, m.SCALING_EFFICIENCY)
 

@@ -3,7 +3,14 @@ import math
 import pandas as pd
 import pytest
 
-from tfscale.analysis import add_scaling, layout_comparison, summary_rows, warnings_for
+from tfscale.analysis import (
+    add_scaling,
+    comm_crosscheck,
+    disagreements,
+    layout_comparison,
+    summary_rows,
+    warnings_for,
+)
 
 
 def record(cid, strategy, devices, median_s, policy="weak", batch=32, status="ok", model="mlp", kind="gpu"):
@@ -99,3 +106,28 @@ def test_layout_comparison_at_equal_device_counts():
     assert rows.set_index("config_id").loc["w2", "scaling_efficiency"] == pytest.approx(64 / 0.16 / 320 / 2)
     assert list(rows["rank_throughput_min"].fillna(-1)) == [-1, 190.0, -1]
     assert list(rows["rank_throughput_max"].fillna(-1)) == [-1, 210.0, -1]
+
+
+def test_disagreements_name_pairs_beyond_25_percent():
+    assert disagreements({"exposed": 0.010, "split": 0.012, "isolated": 0.004, "model": None}) == [
+        "exposed vs isolated: 2.50x", "split vs isolated: 3.00x"]
+    assert disagreements({"a": 1.0, "b": 1.25}) == []
+
+
+def test_comm_crosscheck_rows():
+    measured = record("m2", "mirrored", 2, 0.020)
+    measured.update({"compute_time_s": 0.012, "comm_time_exposed_s": 0.008, "comm_time_split_s": 0.009,
+                     "comm_time_isolated_s": 0.004, "comm_time_model_s": 0.0045, "overlap_fraction": 0.11})
+    jit = record("j2", "mirrored", 2, 0.02)
+    jit.update({"comm_method": "not measured: with jit (XLA) ..."})
+    rows = comm_crosscheck(pd.DataFrame([measured, record("o1", "one_device", 1, 0.01),
+                                         record("p2", "parameter_server", 2, 0.03), jit]))
+    first = rows.iloc[0]
+    assert first["comm_fraction"] == pytest.approx(0.4)
+    assert first["notes"] == ("exposed vs isolated: 2.00x; exposed vs model: 1.78x; split vs isolated: 2.25x; "
+                              "split vs model: 2.00x")
+    assert list(rows["notes"][1:]) == [
+        "one replica: no gradient communication",
+        "parameter_server: gradient all-reduce does not apply (variables live on the servers)",
+        "not measured: with jit (XLA) ..."]
+    assert rows["comm_time_split_s"][1:].isna().all()

@@ -13,9 +13,10 @@ import plotly.offline
 
 from tfscale import metrics as m
 from tfscale._version import __version__
-from tfscale.analysis import add_scaling, layout_comparison, warnings_for
+from tfscale.analysis import add_scaling, comm_crosscheck, layout_comparison, warnings_for
+from tfscale.commbench import COMMBENCH_FILE
 from tfscale.report import figures
-from tfscale.store import find_records_files, load_env, load_results
+from tfscale.store import find_records_files, load_env, load_results, read_records
 
 TEMPLATE = Path(__file__).with_name("template.html")
 TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
@@ -64,6 +65,27 @@ def layout_section(rows: pd.DataFrame) -> str:
     return plot + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
 
 
+CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_MEDIAN_S, m.COMPUTE_TIME_S,
+                      m.COMM_TIME_EXPOSED_S, m.COMM_TIME_SPLIT_S, m.COMM_TIME_ISOLATED_S, m.COMM_TIME_MODEL_S,
+                      "comm_fraction", m.OVERLAP_FRACTION, "notes")
+
+
+def _plot(fig) -> str:
+    return f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>' if fig else ""
+
+
+def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
+    checks = comm_crosscheck(frame)
+    parts = [_plot(figures.comm_breakdown_figure(checks)), _plot(figures.comm_fraction_figure(checks)),
+             _plot(figures.busbw_figure(sweeps))]
+    if not sweeps:
+        parts.append("<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
+                     "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>")
+    checks = checks.assign(status=m.STATUS_OK)  # the table shades failed rows; these are all shown plainly
+    parts.append(f'<div class="tablewrap">{records_table(checks, CROSSCHECK_COLUMNS)}</div>')
+    return "\n".join(p for p in parts if p)
+
+
 def _env_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
     if isinstance(value, dict):
         return [row for k, v in value.items() for row in _env_rows(f"{prefix}.{k}" if prefix else k, v)]
@@ -86,7 +108,7 @@ def env_section(envs: dict[str, dict[str, Any]]) -> str:
     return f'<table class="env"><thead><tr><th>key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str) -> str:
+def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, sweeps: list[dict] | None = None) -> str:
     """The report's HTML text for an (unanalysed) records frame."""
     frame = add_scaling(frame)
     plots = []
@@ -110,6 +132,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str) -> 
         "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
         "{{table}}": records_table(frame),
         "{{layouts}}": layout_section(layout_comparison(frame)),
+        "{{comm}}": comm_section(frame, sweeps or []),
         "{{env}}": env_section(envs),
     }
     # One pass over the template, so text inserted for one slot is never scanned for another.
@@ -119,14 +142,16 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str) -> 
 def write_report(paths: list[str | Path], output: str | Path, title: str | None = None) -> Path:
     """Load records under `paths`, render, and write one HTML file. Returns its path."""
     frame = load_results(*paths)
-    envs = {}
+    envs, sweeps = {}, []
     for records_file in (f for p in paths for f in find_records_files(p)):
         env = load_env(records_file.parent)
         if env:
             envs[f"{records_file.parent.parent.name}/{records_file.parent.name}"] = env
+        if (records_file.parent / COMMBENCH_FILE).is_file():
+            sweeps += list(read_records(records_file.parent / COMMBENCH_FILE))
     if title is None:
         title = "tfscale report: " + ", ".join(sorted(frame[m.SUITE].dropna().unique()))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(frame, envs, title), encoding="utf-8")
+    output.write_text(render(frame, envs, title, sweeps), encoding="utf-8")
     return output

@@ -132,3 +132,46 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_xaxes(matches=None, showticklabels=True)
     return fig
+
+
+def comm_breakdown_figure(checks: pd.DataFrame) -> go.Figure | None:
+    """Per config: compute-only time and exposed communication, stacked to the median fused step."""
+    rows = checks[checks[m.COMM_TIME_SPLIT_S].notna()]
+    if rows.empty:
+        return None
+    labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
+    fig = go.Figure([
+        go.Bar(name="compute (gradients only)", x=labels, y=rows[m.COMPUTE_TIME_S] * 1e3),
+        go.Bar(name="exposed communication (fused - compute)", x=labels, y=rows[m.COMM_TIME_EXPOSED_S] * 1e3),
+    ])
+    fig.update_layout(barmode="stack", title="Step time breakdown: the two parts add up to the median fused step",
+                      yaxis_title="ms per step", height=480, xaxis_tickangle=-30, margin={"b": 160})
+    return fig
+
+
+def comm_fraction_figure(checks: pd.DataFrame) -> go.Figure | None:
+    rows = checks[checks["comm_fraction"].notna()].sort_values([m.MODEL, m.STRATEGY, m.DEVICES])
+    if rows.empty:
+        return None
+    fig = px.line(rows, x=m.DEVICES, y="comm_fraction", color=m.STRATEGY, facet_col=m.MODEL, markers=True,
+                  labels={"comm_fraction": "exposed communication / step", m.DEVICES: "devices"})
+    fig.update_layout(title="Share of the step spent in exposed gradient communication", height=400)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
+def busbw_figure(sweeps: list[dict]) -> go.Figure | None:
+    """busbw vs message size, one line per swept topology (commbench)."""
+    if not sweeps:
+        return None
+    fig = go.Figure()
+    for sweep in sweeps:
+        name = (f"{sweep['strategy']} {sweep['nodes']}x{sweep['devices_per_node']} {sweep['device']}"
+                f" ({sweep['replicas']} replicas)")
+        fig.add_trace(go.Scatter(x=[r["size_bytes"] for r in sweep["rows"]], mode="lines+markers", name=name,
+                                 y=[r["busbw_bytes_per_s"] / 1e9 for r in sweep["rows"]]))
+    fig.update_layout(title="All-reduce bus bandwidth vs message size (commbench; busbw = S/t x 2(n-1)/n)",
+                      xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=420)
+    fig.update_xaxes(type="log", dtick="D2")
+    return fig
