@@ -102,7 +102,8 @@ SETTINGS: dict[str, Axis] = _axes(
     Axis("stall_timeout_s", float, 300.0, "cluster strategies: longest silence of a trainer between progress "
          "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False),
     Axis("comm_breakdown", bool, True, "multi-replica data parallelism: also time compute-only, split and "
-         "isolated all-reduce steps (steps samples each)", sweepable=False),
+         "isolated all-reduce steps", sweepable=False),
+    Axis("comm_steps", int, 10, "timed calls of each communication measurement", minimum=1, sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

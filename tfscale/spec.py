@@ -45,6 +45,7 @@ class RunSpec:
     startup_timeout_s: float
     stall_timeout_s: float
     comm_breakdown: bool
+    comm_steps: int
     seed: int
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

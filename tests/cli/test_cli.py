@@ -82,8 +82,11 @@ def test_report_from_committed_records(runner, tmp_path):
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
     assert "<link" not in text
     assert text.count("plotly.js v") == 1
-    assert text.count('class="plotly-graph-div"') == 5  # throughput, efficiency, steps, memory, layouts
+    # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw
+    assert text.count('class="plotly-graph-div"') == 8
     assert "2 nodes x 1 device [multi-node]" in text
+    assert "All-reduce bus bandwidth vs message size" in text
+    assert "one replica: no gradient communication" in text
     assert "Logical CPU devices share the same cores" in text
     for column in ("step_time_median_s", "scaling_efficiency", "peak_memory_bytes"):
         assert f"<th>{column}</th>" in text

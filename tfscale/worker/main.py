@@ -121,7 +121,7 @@ def _communication(spec: RunSpec, built: Built, gradients, iterator, fused_s: fl
 
     sync, _ = host_sync(spec.device, multi_worker=spec.cluster)
     variables = built.workload.model.trainable_variables
-    samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.steps, sync)
+    samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync)
     report_progress("communication timed")
     return comm.figures(samples, fused_s, grad_bytes(variables), built.strategy.num_replicas_in_sync)
 
