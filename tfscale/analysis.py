@@ -159,7 +159,9 @@ def comm_not_measured(row: pd.Series) -> str:
     if row[m.STATUS] != m.STATUS_OK:
         return f"config {row[m.STATUS]}"
     if row[m.STRATEGY] == "parameter_server":
-        return "parameter_server: gradient all-reduce does not apply (variables live on the servers)"
+        pulled = not _missing(row.get(m.COMM_TIME_PULL_S))
+        return ("parameter_server: no all-reduce (variables live on the servers)"
+                + ("; pull and push timed instead" if pulled else ""))
     if int(row[m.REPLICAS]) < 2:
         return "one replica: no gradient communication"
     method = row.get(m.COMM_METHOD)
@@ -180,6 +182,8 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
             **{column: estimates[name] for name, column in COMM_ESTIMATES},
             "comm_fraction": estimates["exposed"] / step if measured and step else None,
             m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
+            m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
+            m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
             "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
         })
     return pd.DataFrame(rows)

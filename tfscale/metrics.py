@@ -16,6 +16,8 @@ COMM_METHOD = "comm_method"  # how the communication figures were measured, in w
 COMM_TIME_EXPOSED_S = "comm_time_exposed_s"  # s, median fused step - median compute-only step
 COMM_TIME_ISOLATED_S = "comm_time_isolated_s"  # s, median all-reduce alone of tensors shaped like the gradients
 COMM_TIME_MODEL_S = "comm_time_model_s"  # s, alpha-beta fit of the commbench sweep evaluated at grad_bytes
+COMM_TIME_PULL_S = "comm_time_pull_s"  # s, parameter_server: median round of every worker reading all variables
+COMM_TIME_PUSH_S = "comm_time_push_s"  # s, parameter_server: median round of every worker applying an update
 COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer update of computed gradients
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
@@ -101,7 +103,7 @@ RECORD_COLUMNS = (
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
     HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
     STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
-    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
+    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
     OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
     FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )

@@ -60,6 +60,9 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
     timed_s = sum(ps2["step_times_s"])
     assert sum(ps2["rank_throughput"]) == pytest.approx(12 * 16 / timed_s)  # all completed examples / time
     assert ps2["throughput_examples_per_s"] == pytest.approx(sum(ps2["rank_throughput"]))
+    assert ps2["comm_time_pull_s"] > 0 and ps2["comm_time_push_s"] > 0
+    assert ps2["comm_method"].startswith("parameter_server: medians of 10 rounds")
+    assert ps2["comm_time_split_s"] is None  # no all-reduce under PS
     for r in records:
         assert r["port_retries"] == 0 and r["launcher"] == "local"
         assert r["throughput_examples_per_s"] > 0

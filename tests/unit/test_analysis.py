@@ -128,6 +128,6 @@ def test_comm_crosscheck_rows():
                               "split vs model: 2.00x")
     assert list(rows["notes"][1:]) == [
         "one replica: no gradient communication",
-        "parameter_server: gradient all-reduce does not apply (variables live on the servers)",
+        "parameter_server: no all-reduce (variables live on the servers)",
         "not measured: with jit (XLA) ..."]
     assert rows["comm_time_split_s"][1:].isna().all()

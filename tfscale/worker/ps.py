@@ -74,6 +74,51 @@ def run_coordinator(spec: RunSpec, built) -> LoopResult:
               f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
               "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
               "recovered from per-worker iterator positions, largest first (not tied to task indices)")
+    extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
+    if spec.comm_breakdown:
+        extra.update(pull_and_push(coordinator, built, workers, spec.comm_steps))
     return LoopResult(first_step_s, samples, windows * spec.window_steps, spec.window_steps,
-                      float(values[-1].fetch()[0]), timing,
-                      extra=parameter_server_ranks(counts, per_worker_batch, timed_s))
+                      float(values[-1].fetch()[0]), timing, extra=extra)
+
+
+PULL_PUSH_METHOD = (
+    "parameter_server: medians of {n} rounds of one closure per worker, each round ended by coordinator.join(); "
+    "pull = the worker reads every trainable variable from the parameter servers (tf.reduce_sum of each on the "
+    "worker, so the whole tensor crosses); push = the worker applies zero gradients made on the worker through "
+    "the optimizer, so gradient-sized tensors cross to the servers and the servers run the update; both include "
+    "the closure's dispatch, which a training step pays too")
+
+
+def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
+    """Time moving the variables to the workers and gradient-sized updates back to the servers."""
+    from tfscale import metrics as m
+
+    variables = built.workload.model.trainable_variables
+
+    @tf.function
+    def pull():
+        return tf.add_n([tf.reduce_sum(tf.cast(v, tf.float32)) for v in variables])
+
+    def push_replica():
+        built.optimizer.apply_gradients(zip([tf.zeros(v.shape, v.dtype) for v in variables], variables,
+                                            strict=True))
+        return tf.constant(0.0)
+
+    @tf.function
+    def push():
+        return built.strategy.run(push_replica)
+
+    def median_round(fn) -> float:
+        times = []
+        for index in range(rounds + 1):  # the first round traces and is not timed
+            start = time.perf_counter()
+            for _ in range(workers):
+                coordinator.schedule(fn)
+            coordinator.join()
+            if index:
+                times.append(time.perf_counter() - start)
+        return sorted(times)[len(times) // 2]
+
+    report_progress("timing pull and push")
+    return {m.COMM_TIME_PULL_S: median_round(pull), m.COMM_TIME_PUSH_S: median_round(push),
+            m.COMM_METHOD: PULL_PUSH_METHOD.format(n=rounds)}
