@@ -134,7 +134,8 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 COMM_ESTIMATES = (("exposed", m.COMM_TIME_EXPOSED_S), ("split", m.COMM_TIME_SPLIT_S),
-                  ("isolated", m.COMM_TIME_ISOLATED_S), ("model", m.COMM_TIME_MODEL_S))
+                  ("isolated", m.COMM_TIME_ISOLATED_S), ("trace", m.COMM_TIME_TRACE_S),
+                  ("model", m.COMM_TIME_MODEL_S))
 DISAGREEMENT = 1.25  # two estimates whose ratio exceeds this are named in the cross-check
 
 
@@ -184,6 +185,7 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
             m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
             m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
             m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
+            m.TRACE_PATH: None if _missing(r.get(m.TRACE_PATH)) else r.get(m.TRACE_PATH),
             "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
         })
     return pd.DataFrame(rows)

@@ -104,6 +104,9 @@ SETTINGS: dict[str, Axis] = _axes(
     Axis("comm_breakdown", bool, True, "multi-replica data parallelism: also time compute-only, split and "
          "isolated all-reduce steps", sweepable=False),
     Axis("comm_steps", int, 10, "timed calls of each communication measurement", minimum=1, sweepable=False),
+    Axis("profile", bool, False, "run profile_steps extra (untimed) steps under the TF profiler and read the "
+         "collective time from the trace", sweepable=False),
+    Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

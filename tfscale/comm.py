@@ -85,3 +85,18 @@ def sweep_sizes(smallest: int = 1 << 10, largest: int = 64 << 20) -> list[int]:
         sizes.append(size)
         size *= 2
     return sizes
+
+
+def union_length(intervals: Sequence[tuple[float, float]]) -> float:
+    """Total length covered by (start, end) intervals, overlaps counted once."""
+    total, current_start, current_end = 0.0, None, None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start
+    return total

@@ -19,6 +19,7 @@ COMM_TIME_MODEL_S = "comm_time_model_s"  # s, alpha-beta fit of the commbench sw
 COMM_TIME_PULL_S = "comm_time_pull_s"  # s, parameter_server: median round of every worker reading all variables
 COMM_TIME_PUSH_S = "comm_time_push_s"  # s, parameter_server: median round of every worker applying an update
 COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer update of computed gradients
+COMM_TIME_TRACE_S = "comm_time_trace_s"  # s per step, union of collective-op intervals in the profiler trace
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
 CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
@@ -81,7 +82,10 @@ THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all r
 #   multi-worker: the SUM of rank_throughput (each rank timed over the same synchronous steps)
 THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
-TIMING = "timing"  # one sentence: how the step times were measured
+TIMING = "timing"
+TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the config itself still counts)
+TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
+TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler  # one sentence: how the step times were measured
 WARMUP_STEPS = "warmup_steps"  # untimed steps before the timed ones (the first one is first_step_s)
 WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window time / window_steps
 
@@ -103,7 +107,8 @@ RECORD_COLUMNS = (
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
     HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
     STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
-    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
+    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_TRACE_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, TRACE_PATH,
+    TRACE_STEPS, TRACE_ERROR, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
     OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
     FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )

@@ -7,8 +7,10 @@ and the sweep goes on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -102,6 +104,8 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     logs.mkdir(parents=True, exist_ok=True)
     spec_path = work / f"{spec.config_id}.spec.json"
+    if spec.profile:  # each task traces into its own folder below this one
+        spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / spec.config_id)})
     write_json_atomic(spec_path, spec.to_dict())
     record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local"}
     try:
@@ -111,6 +115,8 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
             record |= _run_single(spec, spec_path, work, logs, folder)
     finally:
         spec_path.unlink(missing_ok=True)
+    if record.get(m.TRACE_PATH):
+        record[m.TRACE_PATH] = os.path.relpath(record[m.TRACE_PATH], folder)
     return record | {m.FINISHED_AT: _now()}
 
 

@@ -46,6 +46,8 @@ class RunSpec:
     stall_timeout_s: float
     comm_breakdown: bool
     comm_steps: int
+    profile: bool
+    profile_steps: int
     seed: int
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

@@ -18,3 +18,22 @@ def test_split_and_fused_steps_give_bit_identical_sgd_weights(devices):
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"identical": True, "iterations": [3, 3], "changed": True}
+
+
+def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
+    from tfscale.cli import cli
+
+    suite = tmp_path / "p.yaml"
+    suite.write_text("name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
+                     "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n")
+    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report",
+                                 "--run-id", "a"])
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "r" / "p" / "a"
+    [record] = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert record["trace_error"] is None
+    assert record["trace_path"] == f"traces/{record['config_id']}/worker-0"
+    assert list((run / record["trace_path"]).rglob("*.xplane.pb"))
+    assert record["trace_steps"] == 2
+    assert 0 < record["comm_time_trace_s"] < record["step_time_median_s"] * 10
+    assert len(record["step_times_s"]) == 6  # traced steps are extra, never timed ones

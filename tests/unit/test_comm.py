@@ -9,6 +9,7 @@ from tfscale.comm import (
     fit_alpha_beta,
     overlap,
     sweep_sizes,
+    union_length,
 )
 
 
@@ -60,3 +61,10 @@ def test_sweep_sizes_are_powers_of_two_from_1_kib_to_64_mib():
     sizes = sweep_sizes()
     assert (sizes[0], sizes[-1], len(sizes)) == (1024, 64 * 1024 * 1024, 17)
     assert all(b == 2 * a for a, b in zip(sizes, sizes[1:], strict=False))
+
+
+def test_union_length_counts_overlaps_once():
+    assert union_length([]) == 0.0
+    assert union_length([(0, 2), (1, 3), (5, 6)]) == 4
+    assert union_length([(5, 6), (0, 10)]) == 10
+    assert union_length([(0, 1), (1, 2)]) == 2

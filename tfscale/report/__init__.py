@@ -66,8 +66,10 @@ def layout_section(rows: pd.DataFrame) -> str:
 
 
 CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_MEDIAN_S, m.COMPUTE_TIME_S,
-                      m.COMM_TIME_EXPOSED_S, m.COMM_TIME_SPLIT_S, m.COMM_TIME_ISOLATED_S, m.COMM_TIME_MODEL_S,
-                      "comm_fraction", m.OVERLAP_FRACTION, m.COMM_TIME_PULL_S, m.COMM_TIME_PUSH_S, "notes")
+                      m.COMM_TIME_EXPOSED_S, m.COMM_TIME_SPLIT_S, m.COMM_TIME_ISOLATED_S, m.COMM_TIME_TRACE_S,
+                      m.COMM_TIME_MODEL_S,
+                      "comm_fraction", m.OVERLAP_FRACTION, m.COMM_TIME_PULL_S, m.COMM_TIME_PUSH_S, m.TRACE_PATH,
+                      "notes")
 
 
 def _plot(fig) -> str:

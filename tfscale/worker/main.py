@@ -17,6 +17,7 @@ import statistics
 import sys
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tfscale.spec import RunSpec
@@ -78,7 +79,7 @@ def build(spec: RunSpec) -> Built:
     return Built(devices, strategy, workload, optimizer)
 
 
-def run_synchronous(spec: RunSpec, built: Built):
+def run_synchronous(spec: RunSpec, built: Built, task_name: str):
     """Synchronous data parallelism (OneDevice, Mirrored, CentralStorage, MultiWorkerMirrored)."""
     from tfscale import metrics as m
     from tfscale.worker.data import synthetic_dataset
@@ -100,6 +101,13 @@ def run_synchronous(spec: RunSpec, built: Built):
     loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
                           window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,
                           on_window=report_progress)
+    if spec.profile and spec.extra.get("trace_dir"):
+        from tfscale.worker.loop import host_sync
+        from tfscale.worker.trace import profile_steps
+
+        sync, _ = host_sync(spec.device, multi_worker=spec.cluster)
+        logdir = Path(spec.extra["trace_dir"]) / task_name
+        loop.extra.update(profile_steps(train_step, sync, spec.profile_steps, logdir))
     if spec.comm_breakdown and built.strategy.num_replicas_in_sync > 1:
         if spec.jit:
             loop.extra[m.COMM_METHOD] = JIT_NOT_MEASURED
@@ -142,7 +150,7 @@ def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
             "method": METHOD.format(n=spec.steps, w=spec.warmup_steps)}
 
 
-def run_config(spec: RunSpec) -> dict[str, Any]:
+def run_config(spec: RunSpec, task_name: str = "worker-0") -> dict[str, Any]:
     """Run one config (or this rank's part of it) and return its measurements (record columns)."""
     built = build(spec)
     if spec.strategy == "parameter_server":
@@ -151,7 +159,7 @@ def run_config(spec: RunSpec) -> dict[str, Any]:
         loop = run_coordinator(spec, built)
         replicas = spec.replicas  # one per worker; the coordinator's strategy reports its own view
     else:
-        loop = run_synchronous(spec, built)
+        loop = run_synchronous(spec, built, task_name)
         replicas = built.strategy.num_replicas_in_sync
     return _measurements(spec, loop, built.workload, replicas, built.devices)
 
@@ -250,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         if is_server(spec, task):
             serve(spec, stop_file=result_path_for(args.result, ("chief", 0)))
             return 0
-        measurements = run_commbench_config(spec) if args.commbench else run_config(spec)
+        task_name = "{}-{}".format(*(task or ("worker", 0)))
+        measurements = run_commbench_config(spec) if args.commbench else run_config(spec, task_name)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()
         write_json_atomic(result_path, {"ok": False, "error": error_line(error),
