@@ -7,6 +7,8 @@ being written; a torn last line is skipped with a warning on load. Older records
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import warnings
@@ -40,15 +42,52 @@ def run_dir(results_dir: str | Path, suite: str, run_id: str) -> Path:
     return Path(results_dir) / suite / run_id
 
 
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Exclusive lock beside `path` (`<name>.lock`), so that two tfscale processes writing one run folder never
+    interleave or lose lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def append_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one record as one line, durably (flush + fsync) before returning."""
+    """Append one record as one line, durably (flush + fsync) before returning, under the folder's lock."""
     line = json.dumps({**record, SCHEMA_KEY: SCHEMA_VERSION}, sort_keys=False, allow_nan=False) + "\n"
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
+    with locked(path), open(path, "a", encoding="utf-8") as f:
         f.write(line)
         f.flush()
         os.fsync(f.fileno())
+
+
+def remove_records(path: str | Path, config_ids: set[str]) -> int:
+    """Rewrite the records file without the records of `config_ids` (atomically, under the lock); return how
+    many were removed. Used to retry failed configs without ever holding two records of one config."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with locked(path):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if _config_id(line) not in config_ids]
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(kept)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    return len(lines) - len(kept)
+
+
+def _config_id(line: str) -> str | None:
+    try:
+        return json.loads(line).get("config_id")
+    except (json.JSONDecodeError, AttributeError):
+        return None
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
@@ -67,7 +106,7 @@ def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
     """Bring a record to SCHEMA_VERSION, one version at a time."""
     version = record.get(SCHEMA_KEY)
     if not isinstance(version, int) or version < 1:
-        raise ResultsError(f"{source}: record has no valid {SCHEMA_KEY}")
+        raise ResultsError(f"{source}: not a tfscale record (no valid {SCHEMA_KEY})")
     if version > SCHEMA_VERSION:
         raise ResultsError(f"{source}: record schema_version {version} is newer than this tfscale reads "
                            f"({SCHEMA_VERSION}); upgrade tfscale")
@@ -91,6 +130,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                 warnings.warn(f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning,
                               stacklevel=2)
                 continue
+            if not isinstance(record, dict):
+                raise ResultsError(f"{path}:{number}: not a tfscale record (a JSON object per line)")
             yield upgrade(record, f"{path}:{number}")
 
 
@@ -111,7 +152,10 @@ def load_records(*paths: str | Path) -> list[dict[str, Any]]:
     files = [f for p in paths for f in find_records_files(p)]
     if not files:
         raise ResultsError(f"{', '.join(map(str, paths))}: no {RECORDS_FILE} found")
-    return [r for f in files for r in read_records(f)]
+    records = [r for f in files for r in read_records(f)]
+    if not records:
+        raise ResultsError(f"{', '.join(map(str, files))}: no readable records")
+    return records
 
 
 def load_results(*paths: str | Path) -> pd.DataFrame:

@@ -67,3 +67,41 @@ def test_write_json_atomic_leaves_no_temporary(tmp_path):
     store.write_json_atomic(tmp_path / "x.json", {"a": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
     assert json.loads((tmp_path / "x.json").read_text()) == {"a": 1}
+
+
+def test_remove_records_rewrites_without_them(tmp_path):
+    path = tmp_path / "records.jsonl"
+    for cid in ("a", "b", "a2", "c"):
+        store.append_record(path, {"config_id": cid})
+    assert store.remove_records(path, {"b", "c"}) == 2
+    assert [r["config_id"] for r in store.read_records(path)] == ["a", "a2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.jsonl", "records.jsonl.lock"]
+
+
+def _append_many(args):
+    path, writer = args
+    for i in range(200):
+        store.append_record(path, {"config_id": f"{writer}-{i}", "payload": "x" * 2000})
+
+
+def test_concurrent_writers_never_interleave_lines(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / "records.jsonl"
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.map(_append_many, [(path, w) for w in range(4)])
+    records = list(store.read_records(path))  # every line parses: none interleaved
+    assert len(records) == 800
+    assert len({r["config_id"] for r in records}) == 800
+
+
+def test_files_that_are_not_records_are_a_clear_error(tmp_path):
+    (tmp_path / "records.jsonl").write_text('["a list"]\n')
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: not a tfscale record"):
+        store.load_records(tmp_path)
+    (tmp_path / "records.jsonl").write_text('{"config_id": "x"}\n')
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: not a tfscale record \(no valid schema_version\)"):
+        store.load_records(tmp_path)
+    (tmp_path / "records.jsonl").write_text("garbage\n")
+    with pytest.warns(store.RecordWarning), pytest.raises(ResultsError, match="no readable records"):
+        store.load_records(tmp_path)
