@@ -12,7 +12,9 @@ import datetime
 import json
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,14 +23,31 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.comm import AlphaBeta
-from tfscale.commbench import run_sweep, sizes_between, store_sweep, sweep_spec, topology
-from tfscale.errors import TfscaleError
+from tfscale.commbench import (
+    COMMBENCH_FILE,
+    TOPOLOGY_FIELDS,
+    run_sweep,
+    sizes_between,
+    store_sweep,
+    sweep_spec,
+    topology,
+)
+from tfscale.errors import SuiteError, TfscaleError
 from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
-from tfscale.store import ENV_FILE, LOGS_DIR, RECORDS_FILE, append_record, run_dir, write_json_atomic
+from tfscale.store import (
+    ENV_FILE,
+    LOGS_DIR,
+    RECORDS_FILE,
+    append_record,
+    read_records,
+    remove_records,
+    run_dir,
+    write_json_atomic,
+)
 
 LOG_TAIL_LINES = 20
 SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE,
@@ -42,6 +61,28 @@ class RunResult:
     run_dir: Path
     records: list[dict[str, Any]] = field(default_factory=list)
     commbench_errors: list[str] = field(default_factory=list)
+
+
+def check_user_models(plan: Plan, timeout_s: float = 300.0) -> None:
+    """Import and build each user model once in a worker process before the sweep; raise SuiteError naming the
+    model's key when one fails to import, raises, or returns something other than a tfscale.Workload."""
+    models = {}
+    for spec in plan.specs:
+        if spec.user_model is not None and spec.model not in models:
+            models[spec.model] = {"name": spec.model, **spec.user_model, "suite_dir": spec.suite_dir}
+    if not models:
+        return
+    with tempfile.TemporaryDirectory(prefix="tfscale-check-") as tmp:
+        request, result = Path(tmp) / "models.json", Path(tmp) / "errors.json"
+        request.write_text(json.dumps(list(models.values())), encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "tfscale.worker", "--check-models", str(request), "--result",
+                               str(result)], capture_output=True, timeout=timeout_s, check=False)
+        if not result.exists():
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise SuiteError(f"{plan.suite.path}: models: the check of user models failed: {tail[0]}")
+        errors = json.loads(result.read_text(encoding="utf-8"))
+    if errors:
+        raise SuiteError(f"{plan.suite.path}: {errors[0]}")
 
 
 def default_run_id() -> str:
@@ -170,16 +211,43 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     return fields | merge_rank_parts(parts, spec.global_batch_size) | {m.STATUS: m.STATUS_OK}
 
 
+def existing_statuses(folder: Path) -> dict[str, str]:
+    """config_id -> status of the records already in a run folder."""
+    path = folder / RECORDS_FILE
+    return {r[m.CONFIG_ID]: r[m.STATUS] for r in read_records(path)} if path.exists() else {}
+
+
+@dataclass(frozen=True)
+class Pending:
+    specs: tuple[RunSpec, ...]  # still to run, in plan order
+    recorded: int  # configs of the plan that already have a record and are kept
+    retried: int  # failed configs whose records were removed to run them again
+
+
+def pending_specs(plan: Plan, folder: Path, rerun_failed: bool) -> Pending:
+    """Configs of the plan without a record in the folder (and, with rerun_failed, those that failed, whose
+    records are removed first: a run never holds two records of one config)."""
+    statuses = existing_statuses(folder)
+    retry = {cid for cid, status in statuses.items() if status != m.STATUS_OK} if rerun_failed else set()
+    if retry:
+        remove_records(folder / RECORDS_FILE, retry)
+    todo = tuple(s for s in plan.specs if s.config_id not in statuses or s.config_id in retry)
+    recorded = sum(1 for s in plan.specs if s.config_id in statuses) - len(retry & {s.config_id for s in plan.specs})
+    return Pending(todo, recorded, len(retry))
+
+
 def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, Any] | None = None,
-             on_record: Callable[[int, dict[str, Any]], None] | None = None) -> RunResult:
-    """Run every spec of the plan in order, appending each record to the run's records.jsonl."""
+             on_record: Callable[[int, dict[str, Any]], None] | None = None, pending: Pending | None = None
+             ) -> RunResult:
+    """Run the plan's configs (or only `pending` ones) in order, appending each record to records.jsonl."""
     folder = run_dir(results_dir, plan.suite.name, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    if env is not None:
+    if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
+    specs = plan.specs if pending is None else pending.specs
     outcome = RunResult(folder)
-    fits = _sweep_topologies(plan, folder, outcome) if plan.suite.commbench else {}
-    for index, spec in enumerate(plan.specs):
+    fits = _sweep_topologies(specs, plan.suite.commbench, folder, outcome) if plan.suite.commbench else {}
+    for index, spec in enumerate(specs):
         record = run_config(spec, folder, run_id)
         fit = fits.get(_topology_key(spec))
         if fit is not None and record[m.STATUS] == m.STATUS_OK:
@@ -197,11 +265,12 @@ def _topology_key(spec: RunSpec) -> tuple | None:
     return None if topo is None else tuple(sorted(topo.items()))
 
 
-def _sweep_topologies(plan: Plan, folder: Path, outcome: RunResult) -> dict[tuple, AlphaBeta]:
-    """Run the suite's commbench sweep once per topology; failures are reported, not fatal."""
-    settings = plan.suite.commbench
-    fits: dict[tuple, AlphaBeta] = {}
-    for spec in plan.specs:
+def _sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path, outcome: RunResult
+                      ) -> dict[tuple, AlphaBeta]:
+    """The suite's commbench sweep once per topology (reusing sweeps the folder already has); failures are
+    reported, not fatal."""
+    fits = _stored_fits(folder)
+    for spec in specs:
         key = _topology_key(spec)
         if key is None or key in fits:
             continue
@@ -214,6 +283,15 @@ def _sweep_topologies(plan: Plan, folder: Path, outcome: RunResult) -> dict[tupl
         store_sweep(sweep, folder)
         fits[key] = sweep.fit
     return fits
+
+
+def _stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
+    path = folder / COMMBENCH_FILE
+    if not path.exists():
+        return {}
+    return {tuple(sorted((k, r[k]) for k in TOPOLOGY_FIELDS)): AlphaBeta(r["alpha_s"], r["beta_s_per_byte"],
+                                                                     r["replicas"])
+            for r in read_records(path)}
 
 
 def _remove_if_empty(path: Path) -> None:

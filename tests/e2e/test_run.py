@@ -1,5 +1,6 @@
 """End to end through the real CLI: real TensorFlow worker processes on logical CPU devices."""
 
+import html
 import json
 import math
 from pathlib import Path
@@ -114,33 +115,58 @@ def test_load_results_reads_the_run(sweep):
 FAILING = """
 name: failing
 device: cpu
-defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, timeout_s: 120}
+defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, timeout_s: 60}
 matrix:
-  model: [broken, mlp]
+  model: [crashes, raises, mlp, hangs]
 include:
   - {model: mlp, batch_size: 4, timeout_s: 1}
+exclude:
+  - {model: hangs}
 models:
-  broken: {entry: "user_models:not_a_workload"}
+  crashes: {entry: "user_models:crashes_in_training"}
+  raises: {entry: "user_models:raises_in_training"}
+  hangs: {entry: "user_models:sleepy_regressor", args: {sleep_s: 600}}
 """
 
 
 def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
     (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
     suite = tmp_path / "failing.yaml"
-    suite.write_text(FAILING)
+    suite.write_text(FAILING.replace("include:\n", "include:\n  - {model: hangs, timeout_s: 8}\n"))
     result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "results"),
                                  "--reports-dir", str(tmp_path / "reports"), "--run-id", "f"])
-    assert result.exit_code == 1
+    assert result.exit_code == 1, result.output
     records = read_records(tmp_path / "results" / "failing" / "f" / "records.jsonl")
-    assert [r["status"] for r in records] == ["failed", "ok", "timeout"]
-    assert records[0]["reason"] == ("UserModelError: models.broken.entry: user_models:not_a_workload returned "
-                                    "str, expected tfscale.Workload")
-    assert "UserModelError" in records[0]["log_tail"]
-    assert set(RECORD_COLUMNS) <= set(records[0])
-    assert records[0]["step_time_median_s"] is None and records[0]["timed_steps"] is None
-    assert records[2]["reason"] == "timed out after 1 s (process tree killed)"
-    assert (tmp_path / "reports" / "failing.html").is_file()
-    assert workers_left() == []  # the timed-out worker was killed with its tree
+    assert [(r["model"], r["status"]) for r in records] == [
+        ("crashes", "failed"), ("raises", "failed"), ("mlp", "ok"), ("hangs", "timeout"), ("mlp", "timeout")]
+    crash, raises, _, hang, early = records
+    assert crash["reason"] == "killed by signal SIGSEGV"
+    assert raises["reason"].startswith("ValueError: ") and "this loss is broken" in raises["reason"]
+    assert "this loss is broken" in raises["log_tail"]
+    assert set(RECORD_COLUMNS) <= set(raises)
+    assert raises["step_time_median_s"] is None and raises["timed_steps"] is None
+    assert early["reason"] == "timed out after 1 s (process tree killed)"
+    assert hang["reason"] == "timed out after 8 s (process tree killed)"
+    report = (tmp_path / "reports" / "failing.html").read_text()
+    for r in (crash, raises, hang):
+        assert html.escape(r["reason"]) in report
+    assert workers_left() == []  # every timed-out worker was killed with its tree
+
+
+def test_a_user_model_of_the_wrong_type_is_a_suite_error(tmp_path, runner):
+    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    suite = tmp_path / "bad.yaml"
+    suite.write_text("name: bad\nmatrix: {model: [broken]}\nmodels: {broken: {entry: 'user_models:not_a_workload'}}\n")
+    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.output == (f"tfscale: error: {suite}: models.broken.entry: user_models:not_a_workload returned "
+                             "str, expected tfscale.Workload\n")
+    suite.write_text("name: bad\nmatrix: {model: [m]}\nmodels: {m: {entry: 'no_such_module:f'}}\n")
+    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"tfscale: error: {suite}: models.m.entry: cannot import 'no_such_module': "
+                                    "ModuleNotFoundError")
+    assert not (tmp_path / "r").exists()
 
 
 COMM_FIELDS = ("compute_time_s", "comm_time_exposed_s", "comm_time_split_s", "comm_time_isolated_s",

@@ -46,3 +46,29 @@ def sleepy_regressor(sleep_s: float = 5.0) -> tfscale.Workload:
 
     workload.loss = loss
     return workload
+
+
+def crashes_in_training() -> tfscale.Workload:
+    """Builds fine; the first training step kills its own process with SIGSEGV (a native crash)."""
+    import os
+    import signal
+
+    workload = tiny_regressor()
+
+    def loss(y_true, y_pred):
+        crash = tf.py_function(lambda: os.kill(os.getpid(), signal.SIGSEGV) or 0.0, [], tf.float32)
+        crash.set_shape(())
+        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1) + 0.0 * crash
+
+    workload.loss = loss
+    return workload
+
+
+def raises_in_training() -> tfscale.Workload:
+    workload = tiny_regressor()
+
+    def loss(y_true, y_pred):
+        raise ValueError("this loss is broken")
+
+    workload.loss = loss
+    return workload

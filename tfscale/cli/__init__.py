@@ -19,14 +19,17 @@ class TfscaleGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except TfscaleError as error:  # the user's input was wrong: one line, no traceback
+        except TfscaleError as error:  # the user's input was wrong: one line, no traceback (unless --debug)
+            if ctx.params.get("debug"):
+                raise
             click.echo(f"tfscale: error: {error}", err=True)
             ctx.exit(USER_ERROR_EXIT)
 
 
 @click.group(cls=TfscaleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tfscale")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of errors in the input, not only their line.")
+def cli(debug: bool) -> None:
     """Benchmark TensorFlow distributed training across devices, nodes and strategies."""
 
 

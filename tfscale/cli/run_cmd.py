@@ -1,14 +1,45 @@
-"""`tfscale run SUITE`: plan, run every config in its own worker process, store records, write the report."""
+"""`tfscale run SUITE`: plan, run every config in its own worker process, store records, write the report.
+
+Resume: configs are identified by config_id; in a run folder that already has records, configs with a record are
+skipped (default when --run-id names an existing run), --rerun-failed runs failed ones again (their old records are
+removed first), --fresh starts a new run. Ctrl-C (or SIGTERM) stops the workers, keeps every finished record and
+prints the command that resumes; a second Ctrl-C kills the workers at once and exits.
+"""
 
 from __future__ import annotations
 
+import shlex
+import signal
+import sys
 from pathlib import Path
 
 import click
 
 from tfscale import metrics as m
+from tfscale.errors import TfscaleError
 from tfscale.plan import expand
 from tfscale.suite import load_suite
+
+INTERRUPTED_EXIT = 130
+
+
+def _hard_stop(signum, frame) -> None:
+    from tfscale.launch.local import kill_live_now
+
+    kill_live_now()
+    sys.stderr.write("tfscale: interrupted again: workers killed\n")
+    sys.stderr.flush()
+    import os
+
+    os._exit(INTERRUPTED_EXIT)
+
+
+def _interrupt(signum, frame) -> None:
+    # The first interrupt unwinds normally (workers are stopped by the launchers on the way out); a second one
+    # must not interrupt that cleanup half-way and leave processes behind, so it kills them all itself.
+    signal.signal(signal.SIGINT, _hard_stop)
+    signal.signal(signal.SIGTERM, _hard_stop)
+    raise KeyboardInterrupt
 
 
 @click.command()
@@ -16,18 +47,52 @@ from tfscale.suite import load_suite
 @click.option("--results-dir", default="results", show_default=True, help="Root of results/<suite>/<run_id>/.")
 @click.option("--reports-dir", default="reports", show_default=True, help="Where <suite>.html is written.")
 @click.option("--run-id", default=None, help="Name of the run folder (default: a timestamp).")
+@click.option("--resume/--no-resume", default=None,
+              help="Skip configs that already have a record in the run folder (default: on when it exists).")
+@click.option("--rerun-failed", is_flag=True, help="Also run again the configs whose record says failed/timeout.")
+@click.option("--fresh", is_flag=True, help="Start a new run (a new timestamped run id).")
 @click.option("--no-report", is_flag=True, help="Store records only; skip the HTML report.")
-def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None, no_report: bool) -> None:
+def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None, resume: bool | None,
+        rerun_failed: bool, fresh: bool, no_report: bool) -> None:
     """Run every config of SUITE and report. Exits 1 when any config failed or timed out."""
     from tfscale.envinfo import collect_env
     from tfscale.progress import Progress
-    from tfscale.runner import default_run_id, run_plan
+    from tfscale.runner import check_user_models, default_run_id, pending_specs, run_plan
+    from tfscale.store import run_dir
 
     plan = expand(load_suite(suite_file))
+    if fresh and run_id:
+        raise TfscaleError("--fresh starts a new run: give it no --run-id")
     run_id = run_id or default_run_id()
-    click.echo(f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}; capturing environment"
-               + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench else ""))
-    result = run_plan(plan, results_dir, run_id, env=collect_env(), on_record=Progress(len(plan.specs), click.echo))
+    folder = run_dir(results_dir, plan.suite.name, run_id)
+    has_records = (folder / "records.jsonl").exists()
+    if resume is None:
+        resume = has_records or rerun_failed
+    if has_records and not resume:
+        raise TfscaleError(f"{folder}: this run already has records; resume it (--resume, --rerun-failed) or "
+                           "start a new one (--fresh)")
+    check_user_models(plan)
+    pending = pending_specs(plan, folder, rerun_failed)
+    kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
+    retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
+    click.echo(f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
+               f"{len(pending.specs)} to run; capturing environment"
+               + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else ""))
+
+    previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
+    try:
+        result = run_plan(plan, results_dir, run_id, env=collect_env(),
+                          on_record=Progress(len(pending.specs), click.echo), pending=pending)
+    except KeyboardInterrupt:
+        resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
+        if results_dir != "results":
+            resume_command += ["--results-dir", results_dir]
+        click.echo(f"\ntfscale: interrupted; finished configs are recorded in {folder / 'records.jsonl'}; "
+                   f"resume with: {shlex.join(resume_command)}", err=True)
+        raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
     click.echo(f"records: {result.run_dir / 'records.jsonl'}")
     for error in result.commbench_errors:
         click.echo(f"warning: {error}", err=True)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfscale.launch.local import kill_trees
+from tfscale.launch.local import kill_trees, start_worker
 
 HOST = "127.0.0.1"
 PORT_CLASH_MARKERS = ("Could not start gRPC server", "Address already in use", "Failed to add port")
@@ -158,8 +158,7 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
             log = open(run.log_path, "ab")  # noqa: SIM115 (closed in finally, after the process is gone)
             logs.append(log)
             env = {**os.environ, "TF_CONFIG": tf_config(cluster, run.task), PROGRESS_ENV: str(run.progress_path)}
-            processes[run.task.name] = subprocess.Popen(argv_for(run), stdout=log, stderr=subprocess.STDOUT,
-                                                        stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            processes[run.task.name] = start_worker(argv_for(run), log, env)
         startup_deadline = time.monotonic() + watch.startup_s
         while True:
             for run in runs:

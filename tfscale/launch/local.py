@@ -15,6 +15,28 @@ import psutil
 
 KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this long
 
+# Every worker process this parent has started and not yet reaped: what a second Ctrl-C kills at once.
+LIVE: set[subprocess.Popen] = set()
+
+
+def start_worker(argv: list[str], log, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a worker in its own session (its own process group), output to `log`, and register it as live."""
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                               start_new_session=True)
+    LIVE.add(process)
+    return process
+
+
+def kill_live_now() -> None:
+    """SIGKILL every live worker's process group and descendants, without waiting (second interrupt)."""
+    for process in list(LIVE):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for child in psutil.Process(process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.kill()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
 
 @dataclass(frozen=True)
 class ProcessOutcome:
@@ -43,6 +65,7 @@ def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S)
     psutil.wait_procs(alive, timeout=grace_s)
     for process in processes:
         process.wait()
+        LIVE.discard(process)
 
 
 def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
@@ -54,10 +77,10 @@ def run_worker(argv: list[str], log_path: str | Path, timeout_s: float,
     """Run argv to completion with stdout+stderr appended to log_path; kill its tree after timeout_s."""
     start = time.perf_counter()
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env=env, start_new_session=True)
+        process = start_worker(argv, log, env)
         try:
             returncode = process.wait(timeout=timeout_s)
+            LIVE.discard(process)
         except subprocess.TimeoutExpired:
             kill_tree(process)
             return ProcessOutcome(None, True, time.perf_counter() - start)

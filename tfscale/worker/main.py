@@ -225,6 +225,21 @@ def error_line(error: BaseException) -> str:
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
+def check_models(models: list[dict[str, Any]]) -> list[str]:
+    """Import and call each user model once (outside any strategy); one error line per model that fails."""
+    from tfscale.worker.models import UserModelError, user_workload
+
+    errors = []
+    for model in models:
+        try:
+            user_workload(model["name"], model["entry"], model.get("args", {}), model["suite_dir"])
+        except UserModelError as error:
+            errors.append(str(error))
+        except Exception as error:  # the user's function itself raised
+            errors.append(f"models.{model['name']}: {model['entry']} raised {error_line(error)}")
+    return errors
+
+
 def result_path_for(template: str, task: tuple[str, int] | None) -> str:
     """The result path, with "{task}" replaced by this process's cluster task ("worker-1"; "worker-0" alone)."""
     job, index = task or ("worker", 0)
@@ -237,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", help="where to write the result JSON; {task} is replaced by the cluster task")
     parser.add_argument("--env", help="write TensorFlow's view of this host to this JSON file and exit")
     parser.add_argument("--commbench", action="store_true", help="run the all-reduce size sweep, not training")
+    parser.add_argument("--check-models", help="JSON list of user models to import and build; errors to --result")
     args = parser.parse_args(argv)
 
     if args.env:
@@ -244,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         from tfscale.worker.envinfo import tensorflow_env
 
         write_json_atomic(args.env, tensorflow_env())
+        return 0
+    if args.check_models:
+        _prepare_environment("cpu")
+        write_json_atomic(args.result, check_models(json.loads(Path(args.check_models).read_text())))
         return 0
     if not (args.spec and args.result):
         parser.error("--spec and --result are required")
