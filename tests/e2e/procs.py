@@ -3,11 +3,12 @@
 import psutil
 
 
-def workers_left() -> list[str]:
-    """Command lines of tfscale worker processes still alive (a run must leave none)."""
+def workers_left(under) -> list[str]:
+    """Command lines of tfscale worker processes still alive whose files are under the folder `under` (a run must
+    leave none; workers of other runs on the machine, such as a second test session, are not this test's)."""
     found = []
     for p in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(p.info["cmdline"] or [])
-        if "tfscale.worker" in cmdline:
+        if "tfscale.worker" in cmdline and str(under) in cmdline:
             found.append(cmdline)
     return found

@@ -68,7 +68,7 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
         assert r["throughput_examples_per_s"] > 0
     logs = sorted(p.name for p in (tmp_path / "results" / "clusters" / "c" / "logs").iterdir())
     assert f"{ps2['config_id']}.ps-0.log" in logs and f"{mwms2['config_id']}.worker-1.log" in logs
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def cluster_spec(text: str, tmp_path: Path):
@@ -103,7 +103,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
     assert record["status"] == "ok", record["reason"]
     assert record["port_retries"] == 1
     assert len(picks) == 2 and held not in picks[1]
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
@@ -115,7 +115,7 @@ def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
     assert record["reason"] == "worker-1: RuntimeError: worker 1 refuses to build"
     assert record["log_path"].endswith("worker-1.log")
     assert "refuses to build" in record["log_tail"]
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
@@ -125,7 +125,7 @@ def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
     assert record["status"] == "timeout"
     assert record["reason"] == ("timed out after 2 s (cluster stopped); last phase chief-0: not started, "
                                 "worker-0: not started, worker-1: not started, ps-0: not started")
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path):
@@ -136,7 +136,7 @@ def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_pat
     assert record["reason"] == ("cluster did not form within startup_timeout_s=1 s (cluster stopped); last phase "
                                 "worker-0: not started, worker-1: not started")
     assert record["duration_s"] < 30
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def test_a_trainer_that_stops_making_progress_stops_the_cluster(tmp_path):
@@ -148,4 +148,4 @@ def test_a_trainer_that_stops_making_progress_stops_the_cluster(tmp_path):
     assert record["reason"] == ("a trainer made no progress for stall_timeout_s=3 s (cluster stopped); last phase "
                                 "worker-0: model built, worker-1: model built")
     assert record["duration_s"] < 60
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []

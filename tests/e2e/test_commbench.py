@@ -32,7 +32,7 @@ def test_commbench_prints_and_stores_the_size_table(runner, tmp_path, args, repl
         assert row["busbw_bytes_per_s"] == pytest.approx(row["size_bytes"] / row["time_s"] * 2 * (n - 1) / n)
     fit = fit_alpha_beta([r["size_bytes"] for r in stored["rows"]], [r["time_s"] for r in stored["rows"]], n)
     assert (stored["alpha_s"], stored["beta_s_per_byte"]) == pytest.approx((fit.alpha_s, fit.beta_s_per_byte))
-    assert workers_left() == []
+    assert workers_left(tmp_path) == []
 
 
 def test_suite_commbench_gives_each_record_the_model_prediction(runner, tmp_path):

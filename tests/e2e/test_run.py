@@ -150,7 +150,7 @@ def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
     report = (tmp_path / "reports" / "failing.html").read_text()
     for r in (crash, raises, hang):
         assert html.escape(r["reason"]) in report
-    assert workers_left() == []  # every timed-out worker was killed with its tree
+    assert workers_left(tmp_path) == []  # every timed-out worker was killed with its tree
 
 
 def test_a_user_model_of_the_wrong_type_is_a_suite_error(tmp_path, runner):

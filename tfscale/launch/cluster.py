@@ -165,7 +165,9 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
                 run.returncode = processes[run.task.name].poll()
             failed = [r for r in runs if r.returncode not in (None, 0) or (not r.task.trainer and r.returncode == 0)]
             if failed:
-                return None, failed[0]
+                # Peers of a lost task fail too within a poll (UnavailableError): name a task killed by a signal
+                # first, as the likelier cause.
+                return None, min(failed, key=lambda r: (r.returncode is None or r.returncode >= 0))
             if all(r.returncode == 0 for r in runs if r.task.trainer):
                 return None, None
             now = time.monotonic()

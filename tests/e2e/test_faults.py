@@ -1,0 +1,120 @@
+"""Fault injection with real processes: interrupting the parent, killing a cluster worker."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .procs import workers_left
+
+pytestmark = pytest.mark.e2e
+
+SUITE = """
+name: faults
+defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, comm_breakdown: false}
+matrix:
+  strategy: [one_device, mirrored]
+  devices_per_node: [1, 2, 4]
+exclude: [{strategy: one_device, devices_per_node: [2, 4]}]
+"""
+
+
+def tfscale(*args, cwd):
+    """The real CLI in a child process, with absolute result paths (so worker command lines name tmp_path)."""
+    return subprocess.Popen([sys.executable, "-m", "tfscale", *args, "--results-dir", str(cwd / "results")],
+                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_interrupt_mid_sweep_then_resume_runs_every_config_once(tmp_path):
+    (tmp_path / "faults.yaml").write_text(SUITE)
+    path = tmp_path / "results" / "faults" / "r" / "records.jsonl"
+    parent = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
+    wait_for(lambda: len(records(path)) >= 1, 120, "the first record")
+    parent.send_signal(signal.SIGINT)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 130, err
+    assert "resume with: tfscale run faults.yaml --run-id r" in err
+    kept = records(path)
+    assert 1 <= len(kept) < 4
+    assert len({r["config_id"] for r in kept}) == len(kept)
+    assert workers_left(tmp_path) == []
+
+    resumed = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"{len(kept)} already recorded, skipped" in out
+    final = records(path)
+    assert len(final) == 4 and len({r["config_id"] for r in final}) == 4
+    assert [r["config_id"] for r in final[: len(kept)]] == [r["config_id"] for r in kept]
+    assert all(r["status"] == "ok" for r in final)
+
+
+def test_rerun_failed_replaces_the_failed_record(tmp_path):
+    (tmp_path / "faults.yaml").write_text(SUITE.replace("matrix:", "include: [{strategy: mirrored, "
+                                                        "devices_per_node: 2, timeout_s: 1}]\nmatrix:")
+                                          .replace("devices_per_node: [1, 2, 4]", "devices_per_node: [1]"))
+    first = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
+    first.communicate(timeout=300)
+    assert first.returncode == 1
+    path = tmp_path / "results" / "faults" / "r" / "records.jsonl"
+    assert [r["status"] for r in records(path)] == ["ok", "ok", "timeout"]
+    (tmp_path / "faults.yaml").write_text((tmp_path / "faults.yaml").read_text().replace("timeout_s: 1", "timeout_s: 120"))
+    # the longer timeout is a run setting: same config_id, so it is the same config run again
+    again = tfscale("run", "faults.yaml", "--run-id", "r", "--rerun-failed", "--no-report", cwd=tmp_path)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "1 failed ones run again" in out
+    assert [r["status"] for r in records(path)] == ["ok", "ok", "ok"]
+
+
+def test_an_existing_run_without_resume_is_refused(tmp_path):
+    (tmp_path / "faults.yaml").write_text(SUITE)
+    folder = tmp_path / "results" / "faults" / "r"
+    folder.mkdir(parents=True)
+    (folder / "records.jsonl").write_text("")
+    done = tfscale("run", "faults.yaml", "--run-id", "r", "--no-resume", cwd=tmp_path)
+    _, err = done.communicate(timeout=60)
+    assert done.returncode == 2
+    assert err == (f"tfscale: error: {folder}: this run already has records; resume it "
+                   "(--resume, --rerun-failed) or start a new one (--fresh)\n")
+
+
+def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
+    suite = tmp_path / "k.yaml"
+    suite.write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, timeout_s: 120, "
+                     "comm_breakdown: false}\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
+    parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
+    work = tmp_path / "results" / "k" / "r" / "work"
+    wait_for(lambda: any("window" in p.read_text() for p in work.glob("*.worker-1.progress")), 120,
+             "worker-1 timing its steps")
+    [victim] = [p for p in psutil.process_iter(["cmdline"])
+                if "tfscale.worker" in " ".join(p.info["cmdline"] or [])
+                and "worker-1.result.json" in " ".join(p.info["cmdline"] or []) and str(tmp_path) in
+                " ".join(p.info["cmdline"])]
+    killed_at = time.monotonic()
+    os.kill(victim.pid, signal.SIGKILL)
+    parent.communicate(timeout=130)
+    assert time.monotonic() - killed_at < 120 + 10
+    [record] = records(tmp_path / "results" / "k" / "r" / "records.jsonl")
+    assert record["status"] == "failed"
+    assert record["reason"] == "worker-1: killed by signal SIGKILL"
+    assert workers_left(tmp_path) == []
