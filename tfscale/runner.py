@@ -121,9 +121,12 @@ def failure_reason(outcome: ProcessOutcome, result: dict[str, Any] | None, timeo
     code = outcome.returncode
     if code is not None and code < 0:
         try:
-            return f"killed by signal {signal.Signals(-code).name}"
+            name = signal.Signals(-code).name
         except ValueError:
-            return f"killed by signal {-code}"
+            name = str(-code)
+        # The kernel's out-of-memory killer sends SIGKILL: say so, since nothing else in the log will.
+        hint = " (also what the kernel's out-of-memory killer sends; see dmesg)" if -code == signal.SIGKILL else ""
+        return f"killed by signal {name}{hint}"
     return f"worker exited with code {code} without a result"
 
 

@@ -96,3 +96,18 @@ def test_report_of_nothing_is_a_user_error(runner, tmp_path):
     result = runner.invoke(cli, ["report", str(tmp_path)])
     assert result.exit_code == 2
     assert result.output == f"tfscale: error: {tmp_path}: no records.jsonl found\n"
+
+
+def test_names_from_suites_are_escaped_in_the_report(runner, tmp_path):
+    import json
+
+    run = tmp_path / "results" / "quickstart" / "x"
+    shutil.copytree(DATA / "example-run", run)
+    evil = "<script>alert(1)</script>"
+    lines = (run / "records.jsonl").read_text().splitlines()
+    (run / "records.jsonl").write_text("\n".join(json.dumps({**json.loads(line), "model": evil}) for line in lines))
+    result = runner.invoke(cli, ["report", str(run), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "r.html").read_text()
+    assert evil not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # shown as text in the tables

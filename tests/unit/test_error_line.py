@@ -28,3 +28,11 @@ def test_long_messages_are_cut():
     text = error_line(ValueError("x" * 1000))
     assert len(text) == REASON_CHARS
     assert text.endswith("...")
+
+
+def test_out_of_memory_is_named():
+    class ResourceExhaustedError(Exception):
+        pass
+
+    text = error_line(ResourceExhaustedError("OOM when allocating tensor with shape[1024,1024,1024]"))
+    assert text == "out of memory: ResourceExhaustedError: OOM when allocating tensor with shape[1024,1024,1024]"

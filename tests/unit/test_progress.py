@@ -18,3 +18,15 @@ def test_progress_lines():
     ticks = iter([0.0, 8.0])
     Progress(4, lines.append, clock=lambda: next(ticks))(3, bad)
     assert lines == ["[####################] 4/4 ETA    0:00  mine one_device x1: timeout: timed out after 5 s"]
+
+
+def test_failure_reasons_name_signals_and_timeouts():
+    from tfscale.launch import ProcessOutcome
+    from tfscale.runner import failure_reason
+
+    assert failure_reason(ProcessOutcome(None, True, 5.0), None, 5) == "timed out after 5 s (process tree killed)"
+    assert failure_reason(ProcessOutcome(-11, False, 1.0), None, 5) == "killed by signal SIGSEGV"
+    assert failure_reason(ProcessOutcome(-9, False, 1.0), None, 5) == (
+        "killed by signal SIGKILL (also what the kernel's out-of-memory killer sends; see dmesg)")
+    assert failure_reason(ProcessOutcome(1, False, 1.0), {"error": "ValueError: x"}, 5) == "ValueError: x"
+    assert failure_reason(ProcessOutcome(3, False, 1.0), None, 5) == "worker exited with code 3 without a result"

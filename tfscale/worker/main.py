@@ -222,6 +222,8 @@ def error_line(error: BaseException) -> str:
     else:
         name, message = type(error).__name__, lines[0].strip() if lines else ""
     text = f"{name}: {message}".strip().rstrip(":")
+    if name == "ResourceExhaustedError" or type(error).__name__ == "ResourceExhaustedError":
+        text = "out of memory: " + text  # TF's allocator ran out (OOM when allocating ...)
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
