@@ -22,7 +22,7 @@ from tfscale.launch import run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, run_cluster
 from tfscale.plan import expand
 from tfscale.spec import RunSpec
-from tfscale.store import append_record
+from tfscale.store import append_record, read_records
 from tfscale.suite import Suite
 
 COMMBENCH_FILE = "commbench.jsonl"
@@ -149,3 +149,37 @@ def sizes_between(min_bytes: int, max_bytes: int) -> list[int]:
     if len(sizes) < 2:
         raise TfscaleError(f"commbench: sizes {min_bytes}..{max_bytes} give fewer than two powers of two")
     return sizes
+
+
+def topology_key(spec: RunSpec) -> tuple | None:
+    """A hashable form of the spec's topology (None where there is no all-reduce)."""
+    topo = topology(spec)
+    return None if topo is None else tuple(sorted(topo.items()))
+
+
+def stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
+    """Fits of the sweeps a run folder already holds, by topology key."""
+    path = folder / COMMBENCH_FILE
+    if not path.exists():
+        return {}
+    return {tuple(sorted((k, r[k]) for k in TOPOLOGY_FIELDS)):
+            AlphaBeta(r["alpha_s"], r["beta_s_per_byte"], r["replicas"]) for r in read_records(path)}
+
+
+def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path) -> tuple[dict[tuple, AlphaBeta], list[str]]:
+    """The suite's sweep once per topology of `specs`, reusing sweeps the folder already has (a resumed run).
+    Returns the fits by topology key and the errors of sweeps that failed (reported, not fatal)."""
+    fits, errors = stored_fits(folder), []
+    for spec in specs:
+        key = topology_key(spec)
+        if key is None or key in fits:
+            continue
+        try:
+            sweep = run_sweep(sweep_spec(spec, sizes_between(settings.min_bytes, settings.max_bytes),
+                                         settings.iters, settings.warmup), folder)
+        except TfscaleError as error:
+            errors.append(str(error))
+            continue
+        store_sweep(sweep, folder)
+        fits[key] = sweep.fit
+    return fits, errors

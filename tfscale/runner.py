@@ -22,17 +22,8 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale._version import __version__
-from tfscale.comm import AlphaBeta
-from tfscale.commbench import (
-    COMMBENCH_FILE,
-    TOPOLOGY_FIELDS,
-    run_sweep,
-    sizes_between,
-    store_sweep,
-    sweep_spec,
-    topology,
-)
-from tfscale.errors import SuiteError, TfscaleError
+from tfscale.commbench import sweep_topologies, topology_key
+from tfscale.errors import SuiteError
 from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.merge import merge_rank_parts
@@ -249,10 +240,12 @@ def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, An
         write_json_atomic(folder / ENV_FILE, env)
     specs = plan.specs if pending is None else pending.specs
     outcome = RunResult(folder)
-    fits = _sweep_topologies(specs, plan.suite.commbench, folder, outcome) if plan.suite.commbench else {}
+    fits = {}
+    if plan.suite.commbench:
+        fits, outcome.commbench_errors = sweep_topologies(specs, plan.suite.commbench, folder)
     for index, spec in enumerate(specs):
         record = run_config(spec, folder, run_id)
-        fit = fits.get(_topology_key(spec))
+        fit = fits.get(topology_key(spec))
         if fit is not None and record[m.STATUS] == m.STATUS_OK:
             record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
         append_record(folder / RECORDS_FILE, record)
@@ -261,40 +254,6 @@ def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, An
             on_record(index, record)
     _remove_if_empty(folder / "work")
     return outcome
-
-
-def _topology_key(spec: RunSpec) -> tuple | None:
-    topo = topology(spec)
-    return None if topo is None else tuple(sorted(topo.items()))
-
-
-def _sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path, outcome: RunResult
-                      ) -> dict[tuple, AlphaBeta]:
-    """The suite's commbench sweep once per topology (reusing sweeps the folder already has); failures are
-    reported, not fatal."""
-    fits = _stored_fits(folder)
-    for spec in specs:
-        key = _topology_key(spec)
-        if key is None or key in fits:
-            continue
-        try:
-            sweep = run_sweep(sweep_spec(spec, sizes_between(settings.min_bytes, settings.max_bytes),
-                                         settings.iters, settings.warmup), folder)
-        except TfscaleError as error:
-            outcome.commbench_errors.append(str(error))
-            continue
-        store_sweep(sweep, folder)
-        fits[key] = sweep.fit
-    return fits
-
-
-def _stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
-    path = folder / COMMBENCH_FILE
-    if not path.exists():
-        return {}
-    return {tuple(sorted((k, r[k]) for k in TOPOLOGY_FIELDS)): AlphaBeta(r["alpha_s"], r["beta_s_per_byte"],
-                                                                     r["replicas"])
-            for r in read_records(path)}
 
 
 def _remove_if_empty(path: Path) -> None:

@@ -119,3 +119,19 @@ def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(t
     assert record["reason"] == ("worker-1: killed by signal SIGKILL (also what the kernel's out-of-memory killer "
                                 "sends; see dmesg)")
     assert workers_left(tmp_path) == []
+
+
+def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
+    suite = tmp_path / "k.yaml"
+    suite.write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, timeout_s: 120, "
+                     "comm_breakdown: false}\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
+    parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
+    work = tmp_path / "results" / "k" / "r" / "work"
+    wait_for(lambda: any("window" in p.read_text() for p in work.glob("*.progress")), 120, "timed steps")
+    parent.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    parent.send_signal(signal.SIGINT)
+    _, err = parent.communicate(timeout=30)
+    assert parent.returncode == 130, err
+    wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers to be gone")
+    assert records(tmp_path / "results" / "k" / "r" / "records.jsonl") == []  # no partial record
