@@ -107,6 +107,8 @@ SETTINGS: dict[str, Axis] = _axes(
     Axis("profile", bool, False, "run profile_steps extra (untimed) steps under the TF profiler and read the "
          "collective time from the trace", sweepable=False),
     Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False),
+    Axis("telemetry_hz", float, 10.0, "samples per second of host and GPU telemetry (0: off)", minimum=0,
+         sweepable=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

@@ -31,9 +31,14 @@ DURATION_S = "duration_s"  # s, wall time of the whole worker process as seen by
 FINAL_LOSS = "final_loss"  # loss of the last timed step: a sanity check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
 FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
-GLOBAL_BATCH_SIZE = "global_batch_size"  # examples per step over all replicas
+GLOBAL_BATCH_SIZE = "global_batch_size"
+GPU_MEM_PEAK_BYTES = "gpu_mem_peak_bytes"  # bytes, highest NVML memory used on any GPU while sampled
+GPU_POWER_MEAN_W = "gpu_power_mean_w"  # W, mean NVML power draw per GPU sample
+GPU_TELEMETRY_NOTE = "gpu_telemetry_note"  # why the GPU telemetry columns are empty (no NVML, no GPU)
+GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples  # examples per step over all replicas
 GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable variables' sizes x dtype sizes)
 HOST = "host"  # host name the worker ran on
+HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
 JIT = "jit"  # bool, XLA compilation of the per-replica gradient computation
 LAUNCHER = "launcher"  # how the processes were started: local
@@ -42,6 +47,7 @@ LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
 MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for user models
+NET_BYTES_PER_S = "net_bytes_per_s"  # bytes/s, host network bytes sent + received (all interfaces) over the samples
 NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number of workers
 NUM_PS = "num_ps"  # parameter_server: parameter server tasks
 OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
@@ -76,6 +82,9 @@ STRAGGLER = "straggler"  # bool: a rank's median step time is > 10 % above the m
 STRAGGLER_RANKS = "straggler_ranks"  # list of rank indices flagged as stragglers
 STRATEGY = "strategy"  # tf.distribute strategy registry name
 SUITE = "suite"  # suite name
+TELEMETRY_PATH = "telemetry_path"  # CSV of the sampled series, relative to the run folder
+TELEMETRY_SAMPLES = "telemetry_samples"  # host samples the summary used
+TELEMETRY_WINDOW = "telemetry_window"  # which part of the run the telemetry summary covers
 TFSCALE_VERSION = "tfscale_version"  # tfscale version that wrote the record
 TF_VERSION = "tf_version"  # tensorflow version the worker ran
 THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all replicas: global_batch / median step;
@@ -109,7 +118,9 @@ RECORD_COLUMNS = (
     STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
     COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_TRACE_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, TRACE_PATH,
     TRACE_STEPS, TRACE_ERROR, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
-    OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
+    OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, HOST_CPU_UTIL_MEAN, NET_BYTES_PER_S, GPU_UTIL_MEAN,
+    GPU_MEM_PEAK_BYTES, GPU_POWER_MEAN_W, GPU_TELEMETRY_NOTE, TELEMETRY_SAMPLES, TELEMETRY_WINDOW, TELEMETRY_PATH,
+    FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
     FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
 )
 

@@ -25,7 +25,8 @@ from tfscale._version import __version__
 from tfscale.commbench import sweep_topologies, topology_key
 from tfscale.errors import SuiteError
 from tfscale.launch import ProcessOutcome, run_worker
-from tfscale.launch.cluster import Watch, cluster_tasks, job_counts, run_cluster
+from tfscale.launch.cluster import PROGRESS_ENV, Watch, cluster_tasks, job_counts, run_cluster
+from tfscale.launch.local import LIVE
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
@@ -39,6 +40,7 @@ from tfscale.store import (
     run_dir,
     write_json_atomic,
 )
+from tfscale.telemetry import Sampler, summarise, write_series
 
 LOG_TAIL_LINES = 20
 SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE,
@@ -143,6 +145,7 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
         spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / spec.config_id)})
     write_json_atomic(spec_path, spec.to_dict())
     record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local"}
+    sampler = _sampler(spec, work)
     try:
         if spec.cluster:
             record |= _run_cluster(spec, spec_path, work, logs, folder)
@@ -150,20 +153,45 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
             record |= _run_single(spec, spec_path, work, logs, folder)
     finally:
         spec_path.unlink(missing_ok=True)
+        if sampler is not None:
+            sampler.stop()
+    if sampler is not None:
+        series = folder / "telemetry" / f"{spec.config_id}.csv"
+        write_series(sampler.rows, series)
+        record |= summarise(sampler.rows, sampler.gpu_note) | {m.TELEMETRY_PATH: str(series.relative_to(folder))}
     if record.get(m.TRACE_PATH):
         record[m.TRACE_PATH] = os.path.relpath(record[m.TRACE_PATH], folder)
     return record | {m.FINISHED_AT: _now()}
 
 
+def _sampler(spec: RunSpec, work: Path) -> Sampler | None:
+    """Telemetry of this config's workers (every live worker of this parent: one config runs at a time), with the
+    phase its first trainer last reported."""
+    if not spec.telemetry_hz:
+        return None
+    progress = [work / f"{spec.config_id}.{name}" for name in ("progress", "chief-0.progress", "worker-0.progress")]
+
+    def phase() -> str:
+        for path in progress:
+            with contextlib.suppress(OSError):
+                return path.read_text(encoding="utf-8")
+        return ""
+
+    return Sampler(spec.telemetry_hz, lambda: [p.pid for p in list(LIVE)], phase).start()
+
+
 def _run_single(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path) -> dict[str, Any]:
     result_path = work / f"{spec.config_id}.result.json"
+    progress_path = work / f"{spec.config_id}.progress"
     log_path = logs / f"{spec.config_id}.log"
     result_path.unlink(missing_ok=True)
     try:
-        outcome = run_worker(_worker_argv(spec_path, result_path), log_path, spec.timeout_s)
+        outcome = run_worker(_worker_argv(spec_path, result_path), log_path, spec.timeout_s,
+                             env={**os.environ, PROGRESS_ENV: str(progress_path)})
         result = _read_result(result_path)
     finally:
         result_path.unlink(missing_ok=True)
+        progress_path.unlink(missing_ok=True)
     fields = {m.LOG_PATH: str(log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3)}
     if not outcome.timed_out and outcome.returncode == 0 and result and result.get("ok"):
         return fields | result["measurements"] | {m.STATUS: m.STATUS_OK}

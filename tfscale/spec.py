@@ -48,6 +48,7 @@ class RunSpec:
     comm_steps: int
     profile: bool
     profile_steps: int
+    telemetry_hz: float
     seed: int
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

@@ -1,0 +1,172 @@
+"""Telemetry sampler: a thread in the parent (never in the worker, so it takes no time from the timed steps'
+interpreter) that samples, at a fixed rate, host CPU %, the workers' resident memory and network bytes (psutil), and
+each GPU through NVML (utilisation, memory used, power, SM clock, PCIe throughput). Each sample carries the phase the
+worker last reported, so the summary can use the timed windows only.
+
+The series goes to `telemetry/<config_id>.csv` (pandas reads it); the summary goes into the record. Without NVML
+(no driver, no GPU) the GPU columns stay empty and `gpu_telemetry_note` says why.
+"""
+
+from __future__ import annotations
+
+import csv
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tfscale import metrics as m
+
+COLUMNS = ("t_s", "phase", "host_cpu_percent", "workers_rss_bytes", "net_bytes_sent", "net_bytes_recv", "gpu",
+           "gpu_util_percent", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "pcie_tx_bytes_per_s",
+           "pcie_rx_bytes_per_s")
+
+
+class Nvml:
+    """The few NVML readings tfscale uses; `available` False (with `reason`) where NVML cannot start."""
+
+    def __init__(self) -> None:
+        self.handles: list[Any] = []
+        self.reason = ""
+        try:
+            import pynvml  # late: absent drivers make it raise on init, and CPU runs need nothing from it
+
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            if not self.handles:
+                self.reason = "NVML reports no GPU on this host"
+        except Exception as error:  # ImportError or pynvml.NVMLError: no GPU telemetry, and say why
+            self.reason = f"NVML not available on this host: {error}"
+
+    @property
+    def available(self) -> bool:
+        return bool(self.handles)
+
+    def read(self) -> list[dict[str, Any]]:
+        rows = []
+        for index, handle in enumerate(self.handles):
+            row: dict[str, Any] = {"gpu": index}
+            row["gpu_util_percent"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetUtilizationRates(h).gpu)
+            row["gpu_mem_used_bytes"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetMemoryInfo(h).used)
+            row["gpu_power_w"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetPowerUsage(h) / 1000.0)
+            row["gpu_sm_clock_mhz"] = self._try(
+                lambda h=handle: self.nvml.nvmlDeviceGetClockInfo(h, self.nvml.NVML_CLOCK_SM))
+            # NVML reports PCIe throughput in KB/s over a 20 ms window; None where the device does not say
+            row["pcie_tx_bytes_per_s"] = self._try(lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(
+                h, self.nvml.NVML_PCIE_UTIL_TX_BYTES))
+            row["pcie_rx_bytes_per_s"] = self._try(lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(
+                h, self.nvml.NVML_PCIE_UTIL_RX_BYTES))
+            rows.append(row)
+        return rows
+
+    def _try(self, read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except Exception:  # a reading the device does not support stays empty
+            return None
+
+    def close(self) -> None:
+        if self.available:
+            self.nvml.nvmlShutdown()
+
+
+def _tree_rss(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            for process in (root, *root.children(recursive=True)):
+                total += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+@dataclass
+class Sampler:
+    """Samples every 1/hz s in a daemon thread between start() and stop(); rows in `rows`."""
+
+    hz: float
+    pids: Callable[[], list[int]]  # the worker processes to measure (their trees are summed)
+    phase: Callable[[], str]  # the phase the workers last reported
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    gpu_note: str = ""
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="tfscale-telemetry", daemon=True)
+
+    def start(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        nvml = Nvml()
+        self.gpu_note = "" if nvml.available else nvml.reason
+        psutil.cpu_percent(interval=None)  # the first call only starts the measurement
+        start = time.monotonic()
+        try:
+            while not self._stop.wait(1.0 / self.hz):
+                net = psutil.net_io_counters()
+                host = {"t_s": time.monotonic() - start, "phase": self.phase(),
+                        "host_cpu_percent": psutil.cpu_percent(interval=None),
+                        "workers_rss_bytes": _tree_rss(self.pids()), "net_bytes_sent": net.bytes_sent,
+                        "net_bytes_recv": net.bytes_recv}
+                gpus = nvml.read() if nvml.available else [{}]
+                self.rows += [{**host, **gpu} for gpu in gpus]
+        finally:
+            nvml.close()
+
+
+def write_series(rows: list[dict[str, Any]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarise(rows: list[dict[str, Any]], gpu_note: str) -> dict[str, Any]:
+    """Record columns from a series: means and peaks over the timed windows, or, when the timed steps were
+    shorter than the sampling interval, over the worker's run after the model was built (telemetry_window says
+    which)."""
+    timed = [r for r in rows if str(r.get("phase", "")).startswith("window")]
+    window = "timed windows"
+    if not timed:
+        timed = [r for r in rows if r.get("phase") not in ("", None, "strategy ready")]
+        window = "whole run after the model was built (timed steps shorter than the sampling interval)"
+    if not timed:
+        return {m.TELEMETRY_SAMPLES: len(rows), m.GPU_TELEMETRY_NOTE: gpu_note or None,
+                m.TELEMETRY_WINDOW: "no sample after the model was built"}
+    hosts = {r["t_s"]: r for r in timed}  # one host reading per time stamp (rows repeat it per GPU)
+    ordered = [hosts[t] for t in sorted(hosts)]
+    span = ordered[-1]["t_s"] - ordered[0]["t_s"]
+    moved = (ordered[-1]["net_bytes_sent"] + ordered[-1]["net_bytes_recv"]
+             - ordered[0]["net_bytes_sent"] - ordered[0]["net_bytes_recv"])
+    gpu = [r for r in timed if r.get("gpu") not in (None, "")]
+    util = [r["gpu_util_percent"] for r in gpu if r.get("gpu_util_percent") is not None]
+    memory = [r["gpu_mem_used_bytes"] for r in gpu if r.get("gpu_mem_used_bytes") is not None]
+    power = [r["gpu_power_w"] for r in gpu if r.get("gpu_power_w") is not None]
+    return {
+        m.HOST_CPU_UTIL_MEAN: _mean([r["host_cpu_percent"] for r in ordered]),
+        m.NET_BYTES_PER_S: moved / span if span > 0 else None,
+        m.GPU_UTIL_MEAN: _mean(util),
+        m.GPU_MEM_PEAK_BYTES: max(memory) if memory else None,
+        m.GPU_POWER_MEAN_W: _mean(power),
+        m.GPU_TELEMETRY_NOTE: None if gpu else (gpu_note or "no GPU sample"),
+        m.TELEMETRY_SAMPLES: len(ordered),
+        m.TELEMETRY_WINDOW: window,
+    }
