@@ -88,6 +88,10 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["host_rss_peak_bytes"] == r["peak_memory_bytes"]
         assert "host sync" in r["timing"]
         assert math.isfinite(r["final_loss"])
+        assert 0.0 <= r["host_cpu_util_mean"] <= 100.0 and r["telemetry_samples"] >= 1
+        assert (r["gpu_util_mean"], r["gpu_mem_peak_bytes"], r["gpu_power_mean_w"]) == (None, None, None)
+        assert r["gpu_telemetry_note"]  # empty GPU figures say why
+        assert (run / r["telemetry_path"]).is_file()
         assert (run / r["log_path"]).is_file()
     mirrored2 = records[2]
     assert (mirrored2["replicas"], mirrored2["global_batch_size"], mirrored2["throughput_per_replica"]) == (

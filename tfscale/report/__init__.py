@@ -24,7 +24,8 @@ TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZ
                  m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
                  m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
                  m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
-                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES, m.RANK_THROUGHPUT, m.STRAGGLER, m.PORT_RETRIES)
+                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES, m.HOST_CPU_UTIL_MEAN, m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES,
+                 m.GPU_POWER_MEAN_W, m.NET_BYTES_PER_S, m.RANK_THROUGHPUT, m.STRAGGLER, m.PORT_RETRIES)
 
 
 def _cell(value: Any) -> tuple[str, str]:
@@ -88,6 +89,39 @@ def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+TELEMETRY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.HOST_CPU_UTIL_MEAN, m.NET_BYTES_PER_S,
+                     m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES, m.GPU_POWER_MEAN_W, m.TELEMETRY_SAMPLES,
+                     m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE, m.TELEMETRY_PATH)
+
+
+def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str:
+    if m.TELEMETRY_PATH not in frame or frame[m.TELEMETRY_PATH].isna().all():
+        return "<p>No telemetry in these runs (telemetry_hz: 0, or records from before telemetry).</p>"
+    parts = [_plot(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
+             _plot(figures.telemetry_figure(series, "workers_rss_bytes", 1 / 2**20,
+                                            "Workers' resident memory over time (process trees summed)", "MiB")),
+             _plot(figures.telemetry_figure(series, "gpu_util_percent", 1.0, "GPU utilisation over time (NVML)", "%")),
+             _plot(figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20,
+                                            "GPU memory used over time (NVML)", "MiB"))]
+    notes = sorted(set(frame[m.GPU_TELEMETRY_NOTE].dropna()))
+    if notes:
+        parts.append("<p>GPU telemetry is empty: " + html.escape("; ".join(notes)) + "</p>")
+    parts.append(f'<div class="tablewrap">{records_table(frame, TELEMETRY_COLUMNS)}</div>')
+    return "\n".join(p for p in parts if p)
+
+
+def load_series(frame: pd.DataFrame, run_dirs: dict[tuple[str, str], Path]) -> dict[str, pd.DataFrame]:
+    """The telemetry CSV of each config that has one, by a short label."""
+    series = {}
+    for _, row in frame.iterrows():
+        path, folder = row.get(m.TELEMETRY_PATH), run_dirs.get((row[m.SUITE], row[m.RUN_ID]))
+        if isinstance(path, str) and folder is not None and (folder / path).is_file():
+            size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
+            label = f"{row[m.MODEL]}{size} {row[m.STRATEGY]} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
+            series[label] = pd.read_csv(folder / path)
+    return series
+
+
 def _env_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
     if isinstance(value, dict):
         return [row for k, v in value.items() for row in _env_rows(f"{prefix}.{k}" if prefix else k, v)]
@@ -110,7 +144,8 @@ def env_section(envs: dict[str, dict[str, Any]]) -> str:
     return f'<table class="env"><thead><tr><th>key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, sweeps: list[dict] | None = None) -> str:
+def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, sweeps: list[dict] | None = None,
+           series: dict[str, pd.DataFrame] | None = None) -> str:
     """The report's HTML text for an (unanalysed) records frame."""
     frame = add_scaling(frame)
     plots = []
@@ -135,6 +170,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
         "{{table}}": records_table(frame),
         "{{layouts}}": layout_section(layout_comparison(frame)),
         "{{comm}}": comm_section(frame, sweeps or []),
+        "{{telemetry}}": telemetry_section(frame, series or {}),
         "{{env}}": env_section(envs),
     }
     # One pass over the template, so text inserted for one slot is never scanned for another.
@@ -144,8 +180,9 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
 def write_report(paths: list[str | Path], output: str | Path, title: str | None = None) -> Path:
     """Load records under `paths`, render, and write one HTML file. Returns its path."""
     frame = load_results(*paths)
-    envs, sweeps = {}, []
+    envs, sweeps, run_dirs = {}, [], {}
     for records_file in (f for p in paths for f in find_records_files(p)):
+        run_dirs[(records_file.parent.parent.name, records_file.parent.name)] = records_file.parent
         env = load_env(records_file.parent)
         if env:
             envs[f"{records_file.parent.parent.name}/{records_file.parent.name}"] = env
@@ -155,5 +192,5 @@ def write_report(paths: list[str | Path], output: str | Path, title: str | None 
         title = "tfscale report: " + ", ".join(sorted(frame[m.SUITE].dropna().unique()))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(frame, envs, title, sweeps), encoding="utf-8")
+    output.write_text(render(frame, envs, title, sweeps, load_series(frame, run_dirs)), encoding="utf-8")
     return output

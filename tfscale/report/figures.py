@@ -175,3 +175,17 @@ def busbw_figure(sweeps: list[dict]) -> go.Figure | None:
                       xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=420)
     fig.update_xaxes(type="log", dtick="D2")
     return fig
+
+
+def telemetry_figure(series: dict[str, pd.DataFrame], column: str, scale: float, title: str,
+                     axis: str) -> go.Figure | None:
+    """One line per config of a sampled column over time (the telemetry CSVs)."""
+    lines = {label: frame for label, frame in series.items() if column in frame and frame[column].notna().any()}
+    if not lines:
+        return None
+    fig = go.Figure()
+    for label, frame in lines.items():
+        frame = frame.drop_duplicates("t_s") if "gpu" not in column else frame
+        fig.add_trace(go.Scatter(x=frame["t_s"], y=frame[column] * scale, mode="lines", name=label))
+    fig.update_layout(title=title, xaxis_title="seconds since the config started", yaxis_title=axis, height=420)
+    return fig
