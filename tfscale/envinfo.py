@@ -60,11 +60,28 @@ def nvml_info() -> dict[str, Any]:
             handle = pynvml.nvmlDeviceGetHandleByIndex(i)
             memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
             gpus.append({"index": i, "name": _text(pynvml.nvmlDeviceGetName(handle)),
-                         "memory_total_bytes": int(memory.total), "uuid": _text(pynvml.nvmlDeviceGetUUID(handle))})
+                         "memory_total_bytes": int(memory.total), "uuid": _text(pynvml.nvmlDeviceGetUUID(handle)),
+                         "nvlink": _nvlinks(pynvml, handle)})
         return {"available": True, "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
                 "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(), "gpus": gpus}
     finally:
         pynvml.nvmlShutdown()
+
+
+def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
+    """Active NVLinks of a GPU and the PCI bus id of what each connects to, or why NVML cannot say."""
+    links = []
+    for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+        try:
+            if pynvml.nvmlDeviceGetNvLinkState(handle, link) != pynvml.NVML_FEATURE_ENABLED:
+                continue
+            remote = pynvml.nvmlDeviceGetNvLinkRemotePciInfo_v2(handle, link)
+            links.append({"link": link, "remote_pci_bus_id": _text(remote.busId)})
+        except pynvml.NVMLError as error:
+            if not links and link == 0:
+                return f"not reported: {error}"
+            break
+    return links
 
 
 def _text(value: str | bytes) -> str:
