@@ -75,9 +75,9 @@ def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
         try:
             if pynvml.nvmlDeviceGetNvLinkState(handle, link) != pynvml.NVML_FEATURE_ENABLED:
                 continue
-            remote = pynvml.nvmlDeviceGetNvLinkRemotePciInfo_v2(handle, link)
+            remote = pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link)
             links.append({"link": link, "remote_pci_bus_id": _text(remote.busId)})
-        except pynvml.NVMLError as error:
+        except (pynvml.NVMLError, AttributeError) as error:
             if not links and link == 0:
                 return f"not reported: {error}"
             break
