@@ -75,16 +75,30 @@ class Nvml:
             self.nvml.nvmlShutdown()
 
 
-def _tree_rss(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            root = psutil.Process(pid)
-            for process in (root, *root.children(recursive=True)):
+class ProcessTrees:
+    """The workers' processes and their descendants, re-listed only every `refresh` samples: walking /proc for
+    children is most of a sample's cost (0.46 of 0.53 ms measured here), reading a known process's RSS is not."""
+
+    def __init__(self, pids: Callable[[], list[int]], refresh: int = 10) -> None:
+        self.pids, self.refresh, self.count, self.processes = pids, refresh, 0, []
+
+    def rss(self) -> int:
+        if self.count % self.refresh == 0:
+            self.processes = []
+            for pid in self.pids():
+                try:
+                    root = psutil.Process(pid)
+                    self.processes += [root, *root.children(recursive=True)]
+                except psutil.Error:
+                    continue
+        self.count += 1
+        total = 0
+        for process in self.processes:
+            try:
                 total += process.memory_info().rss
-        except psutil.Error:
-            continue
-    return total
+            except psutil.Error:
+                continue
+        return total
 
 
 @dataclass
@@ -112,6 +126,7 @@ class Sampler:
     def _loop(self) -> None:
         nvml = Nvml()
         self.gpu_note = "" if nvml.available else nvml.reason
+        trees = ProcessTrees(self.pids)
         psutil.cpu_percent(interval=None)  # the first call only starts the measurement
         start = time.monotonic()
         try:
@@ -119,7 +134,7 @@ class Sampler:
                 net = psutil.net_io_counters()
                 host = {"t_s": time.monotonic() - start, "phase": self.phase(),
                         "host_cpu_percent": psutil.cpu_percent(interval=None),
-                        "workers_rss_bytes": _tree_rss(self.pids()), "net_bytes_sent": net.bytes_sent,
+                        "workers_rss_bytes": trees.rss(), "net_bytes_sent": net.bytes_sent,
                         "net_bytes_recv": net.bytes_recv}
                 gpus = nvml.read() if nvml.available else [{}]
                 self.rows += [{**host, **gpu} for gpu in gpus]

@@ -26,6 +26,24 @@ matrix: {strategy: [mirrored], devices_per_node: [2]}
 """
 
 
+def sample_cpu_s(samples: int = 500) -> float:
+    """CPU seconds one host sample costs (what the sampler thread does each tick, without NVML)."""
+    import os
+    import time
+
+    import psutil
+
+    from tfscale.telemetry import ProcessTrees
+
+    trees = ProcessTrees(lambda: [os.getpid()])
+    start = time.process_time()
+    for _ in range(samples):
+        psutil.net_io_counters()
+        psutil.cpu_percent(interval=None)
+        trees.rss()
+    return (time.process_time() - start) / samples
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -43,6 +61,8 @@ def main() -> int:
                 medians[name].append(record["step_time_median_s"])
             print(f"round {index + 1}: " + "  ".join(f"{n} {medians[n][-1] * 1e3:.3f} ms" for n in variants))
     ratios = sorted(s / o for s, o in zip(medians["sampler"], medians["off"], strict=True))
+    cost = sample_cpu_s()
+    print(f"sampler CPU per sample {cost * 1e3:.3f} ms: at {args.hz:g} Hz {cost * args.hz * 100:.2f} % of one core")
     print(f"step time with sampler / without: median of per-round ratios {statistics.median(ratios):.4f} "
           f"(range {ratios[0]:.4f}-{ratios[-1]:.4f}; target < 1.01) for {spec.model}/{spec.model_size} "
           f"mirrored x2, {args.hz:g} Hz")
