@@ -33,7 +33,9 @@ def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
     [record] = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     assert record["trace_error"] is None
     assert record["trace_path"] == f"traces/{record['config_id']}/worker-0"
-    assert list((run / record["trace_path"]).rglob("*.xplane.pb"))
+    # the layout TensorBoard's profiler plugin reads: <logdir>/plugins/profile/<run>/<host>.xplane.pb
+    [xplane] = list((run / record["trace_path"]).glob("plugins/profile/*/*.xplane.pb"))
+    assert xplane.stat().st_size > 0
     assert record["trace_steps"] == 2
     assert 0 < record["comm_time_trace_s"] < record["step_time_median_s"] * 10
     assert len(record["step_times_s"]) == 6  # traced steps are extra, never timed ones
