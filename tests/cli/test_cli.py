@@ -111,3 +111,26 @@ def test_names_from_suites_are_escaped_in_the_report(runner, tmp_path):
     text = (tmp_path / "r.html").read_text()
     assert evil not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # shown as text in the tables
+
+
+def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
+    import json
+
+    base, new = tmp_path / "quickstart" / "base", tmp_path / "quickstart" / "new"
+    shutil.copytree(DATA / "example-run", base)
+    shutil.copytree(DATA / "example-run", new)
+    lines = [json.loads(line) for line in (new / "records.jsonl").read_text().splitlines()]
+    slowed = lines[2]  # mlp mirrored x2
+    slowed["step_times_s"] = [t * 1.2 for t in slowed["step_times_s"]]
+    slowed["step_time_median_s"] *= 1.2
+    slowed["throughput_examples_per_s"] /= 1.2
+    (new / "records.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    out = tmp_path / "cmp.html"
+    result = runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out), "--fail-on-regression"])
+    assert result.exit_code == 1, result.output
+    verdicts = [line for line in result.output.splitlines() if "REGRESSION" in line]
+    assert len(verdicts) == 1 and verdicts[0].startswith(slowed["config_id"]) and "-16.7%" in verdicts[0]
+    assert "1 significant regression(s) beyond 5%" in result.output
+    text = out.read_text()
+    assert "Mann-Whitney U" in text and text.count('class="plotly-graph-div"') == 1
+    assert runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out)]).exit_code == 0

@@ -1,0 +1,110 @@
+"""Compare two sweeps (BASE and NEW): per-config throughput and efficiency change, a significance test on the
+step-time samples, regressions beyond a threshold, and the environment differences. Pure (pandas, no TF).
+
+Significance: two-sided Mann-Whitney U test on the raw step-time samples of the two records, normal approximation
+with tie and continuity corrections (below about 8 samples per side the p-value is only indicative).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from tfscale import metrics as m
+from tfscale.analysis import add_scaling
+
+ALPHA = 0.05
+MATCH_AXES = (m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE, m.NUM_PS, m.NODES,
+              m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE, m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER)
+
+
+@dataclass(frozen=True)
+class MannWhitney:
+    u: float  # U statistic of the first sample
+    p_value: float  # two-sided
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties given their average rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def mann_whitney(a: list[float], b: list[float]) -> MannWhitney:
+    n1, n2 = len(a), len(b)
+    if not n1 or not n2:
+        raise ValueError("Mann-Whitney U needs samples on both sides")
+    ranks = _ranks(list(a) + list(b))
+    u = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    counts: dict[float, int] = {}
+    for value in list(a) + list(b):
+        counts[value] = counts.get(value, 0) + 1
+    ties = sum(t**3 - t for t in counts.values())
+    variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1)))
+    if variance <= 0:
+        return MannWhitney(u, 1.0)
+    z = (abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(variance)
+    return MannWhitney(u, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
+
+
+def _key(row: pd.Series) -> tuple:
+    return tuple(None if pd.isna(row.get(a)) else row.get(a) for a in MATCH_AXES)
+
+
+def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> pd.DataFrame:
+    """One row per config present in both (by config_id, else by axes), ok in both."""
+    base, new = add_scaling(base), add_scaling(new)
+    base_ok = base[base[m.STATUS] == m.STATUS_OK]
+    by_id = {r[m.CONFIG_ID]: r for _, r in base_ok.iterrows()}
+    by_axes = {_key(r): r for _, r in base_ok.iterrows()}
+    rows = []
+    for _, after in new[new[m.STATUS] == m.STATUS_OK].iterrows():
+        before = by_id.get(after[m.CONFIG_ID])
+        matched = "config_id"
+        if before is None:
+            before, matched = by_axes.get(_key(after)), "axes"
+        if before is None:
+            continue
+        test = mann_whitney(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
+        change = after[m.THROUGHPUT_EXAMPLES_PER_S] / before[m.THROUGHPUT_EXAMPLES_PER_S] - 1.0
+        significant = test.p_value < ALPHA
+        rows.append({
+            m.CONFIG_ID: after[m.CONFIG_ID], "matched_by": matched, m.MODEL: after[m.MODEL],
+            m.STRATEGY: after[m.STRATEGY], m.DEVICES: after[m.DEVICES],
+            "base_throughput": before[m.THROUGHPUT_EXAMPLES_PER_S], "new_throughput": after[m.THROUGHPUT_EXAMPLES_PER_S],
+            "throughput_change": change,
+            "base_efficiency": before[m.SCALING_EFFICIENCY], "new_efficiency": after[m.SCALING_EFFICIENCY],
+            "efficiency_change": after[m.SCALING_EFFICIENCY] - before[m.SCALING_EFFICIENCY],
+            "step_time_ratio": after[m.STEP_TIME_MEDIAN_S] / before[m.STEP_TIME_MEDIAN_S],
+            "mann_whitney_u": test.u, "p_value": test.p_value, "significant": significant,
+            "regression": significant and change < -threshold,
+            "improvement": significant and change > threshold,
+        })
+    return pd.DataFrame(rows)
+
+
+def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
+    """(key, base value, new value) for each flattened environment entry that differs (timestamps ignored)."""
+    def flat(prefix: str, value) -> dict[str, str]:
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                out |= flat(f"{prefix}.{k}" if prefix else k, v)
+            return out
+        return {prefix: str(value)}
+
+    a, b = flat("", base), flat("", new)
+    keys = sorted((set(a) | set(b)) - {"captured_at"})
+    return [(k, a.get(k, ""), b.get(k, "")) for k in keys if a.get(k, "") != b.get(k, "")]

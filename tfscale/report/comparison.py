@@ -1,0 +1,52 @@
+"""One self-contained HTML page comparing two sweeps (tfscale.compare rows + environment differences)."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.offline
+
+from tfscale import metrics as m
+from tfscale.compare import ALPHA
+from tfscale.report import records_table
+
+COLUMNS = (m.CONFIG_ID, "matched_by", m.MODEL, m.STRATEGY, m.DEVICES, "base_throughput", "new_throughput",
+           "throughput_change", "base_efficiency", "new_efficiency", "efficiency_change", "step_time_ratio",
+           "mann_whitney_u", "p_value", "significant", "regression", "improvement")
+
+
+def change_figure(rows: pd.DataFrame) -> go.Figure:
+    labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
+    colours = ["#d62728" if r["regression"] else "#2ca02c" if r["improvement"] else "#7f7f7f"
+               for _, r in rows.iterrows()]
+    fig = go.Figure(go.Bar(x=labels, y=rows["throughput_change"] * 100, marker_color=colours))
+    fig.update_layout(title="Throughput change, NEW vs BASE (red: significant regression, green: significant "
+                            "improvement, grey: within the threshold or not significant)",
+                      yaxis_title="%", height=460, xaxis_tickangle=-30, margin={"b": 160})
+    return fig
+
+
+def render_comparison(rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]], base: str, new: str,
+                      threshold: float) -> str:
+    plot = change_figure(rows).to_html(full_html=False, include_plotlyjs=False) if not rows.empty else ""
+    regressions = int(rows["regression"].sum()) if not rows.empty else 0
+    env_rows = "".join(f"<tr class=\"differs\"><th>{html.escape(k)}</th><td>{html.escape(a)}</td>"
+                       f"<td>{html.escape(b)}</td></tr>" for k, a, b in env_diffs)
+    table = records_table(rows.assign(status=m.STATUS_OK), COLUMNS) if not rows.empty else "<p>No config matched.</p>"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tfscale compare</title>
+<style>body {{ font-family: system-ui, sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse;
+font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.differs td {{ background: #fff3cd; }}
+</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>
+<h1>tfscale compare</h1>
+<p>BASE: {html.escape(base)}<br>NEW: {html.escape(new)}</p>
+<p>{len(rows)} configs matched (by config_id, else by axes); {regressions} significant regression(s) beyond
+{threshold:.0%}. Significance: two-sided Mann-Whitney U test on the step-time samples, normal approximation with
+tie and continuity corrections, p &lt; {ALPHA}.</p>
+{plot}
+<h2>Per config</h2>{table}
+<h2>Environment differences</h2>
+<table><tr><th>key</th><th>BASE</th><th>NEW</th></tr>{env_rows or '<tr><td colspan="3">none</td></tr>'}</table>
+</body></html>"""
