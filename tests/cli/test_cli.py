@@ -134,3 +134,16 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     text = out.read_text()
     assert "Mann-Whitney U" in text and text.count('class="plotly-graph-div"') == 1
     assert runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out)]).exit_code == 0
+
+
+def test_export_csv_reads_back_with_pandas(runner, tmp_path):
+    import pandas as pd
+
+    run = tmp_path / "quickstart" / "r"
+    shutil.copytree(DATA / "example-run", run)
+    result = runner.invoke(cli, ["export", str(run)])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"wrote 23 records to {run / 'records.csv'}\n"
+    frame = pd.read_csv(run / "records.csv")
+    assert len(frame) == 23
+    assert {"config_id", "step_time_median_s", "scaling_efficiency"} <= set(frame.columns)

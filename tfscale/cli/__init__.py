@@ -9,7 +9,16 @@ from __future__ import annotations
 import click
 
 from tfscale._version import __version__
-from tfscale.cli import commbench_cmd, compare_cmd, env_cmd, launch_cmd, plan_cmd, report_cmd, run_cmd
+from tfscale.cli import (
+    commbench_cmd,
+    compare_cmd,
+    env_cmd,
+    export_cmd,
+    launch_cmd,
+    plan_cmd,
+    report_cmd,
+    run_cmd,
+)
 from tfscale.errors import TfscaleError
 
 USER_ERROR_EXIT = 2
@@ -34,7 +43,7 @@ def cli(debug: bool) -> None:
 
 
 for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch,
-                commbench_cmd.commbench, compare_cmd.compare):
+                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export):
     cli.add_command(command)
 
 
