@@ -1,0 +1,49 @@
+"""The HTML reports in a real browser (Debian's headless Chromium): no JavaScript error, every plot rendered."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tfscale.cli import cli
+
+pytestmark = pytest.mark.e2e
+DATA = Path(__file__).resolve().parent.parent / "data"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-quic"]
+
+
+def chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                           "--virtual-time-budget=15000", *extra, page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def assert_renders(page: Path, tmp_path: Path) -> None:
+    plots = page.read_text().count('class="plotly-graph-div"')
+    assert plots > 0
+    done = chromium(page, tmp_path / "profile-dom", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)]
+    assert errors == []
+    # plotly adds js-plotly-plot to the class of each div it has drawn, and draws main-svg elements in it
+    drawn = re.findall(r'<div[^>]*class="[^"]*plotly-graph-div[^"]*js-plotly-plot', done.stdout)
+    assert len(drawn) == plots
+    assert done.stdout.count('<svg class="main-svg"') >= plots
+    shot = page.with_suffix(".png")
+    taken = chromium(page, tmp_path / "profile-shot", "--window-size=1400,3000", f"--screenshot={shot}")
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
+def test_run_and_compare_reports_render_in_chromium(runner, tmp_path):
+    run = tmp_path / "quickstart" / "r"
+    shutil.copytree(DATA / "example-run", run)
+    report, comparison = tmp_path / "report.html", tmp_path / "compare.html"
+    assert runner.invoke(cli, ["report", str(run), "-o", str(report)]).exit_code == 0
+    assert runner.invoke(cli, ["compare", str(run), str(run), "-o", str(comparison)]).exit_code == 0
+    assert_renders(report, tmp_path)
+    assert_renders(comparison, tmp_path)
