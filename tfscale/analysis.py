@@ -16,6 +16,7 @@ import math
 import pandas as pd
 
 from tfscale import metrics as m
+from tfscale.stats import median
 
 WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
                 m.OPTIMIZER)
@@ -188,6 +189,38 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
             m.TRACE_PATH: None if _missing(r.get(m.TRACE_PATH)) else r.get(m.TRACE_PATH),
             "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
         })
+    return pd.DataFrame(rows)
+
+
+BREAKDOWN_METHOD = (
+    "gap = measured median step - ideal step (strong: T1/N, weak: T1, with T1 the baseline's median step); "
+    "exposed communication = comm_time_exposed_s (fused - compute-only step); straggler wait = slowest rank's "
+    "median step - median of the ranks' medians (multi-worker only, else 0); input wait = 0 (synthetic data held "
+    "in memory, never waited on); rest = gap - the others (compute growing with replicas, dispatch, overheads). "
+    "Fractions are of the measured step, and gap_fraction = the sum of the four.")
+
+
+def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
+    """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
+    add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
+    baselines = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
+    rows = []
+    for _, r in frame.iterrows():
+        base = r.get(m.BASELINE_CONFIG_ID)
+        if r[m.STATUS] != m.STATUS_OK or int(r[m.DEVICES]) < 2 or _missing(base) or base not in baselines:
+            continue
+        step, t1, n = float(r[m.STEP_TIME_MEDIAN_S]), float(baselines[base]), int(r[m.DEVICES])
+        ideal = t1 / n if r[m.SCALING] == "strong" else t1
+        gap = step - ideal
+        comm = _number(r.get(m.COMM_TIME_EXPOSED_S)) or 0.0
+        ranks = r.get(m.RANK_STEP_TIME_MEDIAN_S)
+        straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
+        terms = {"comm_exposed_s": comm, "straggler_wait_s": straggler, "input_wait_s": 0.0}
+        terms["rest_s"] = gap - sum(terms.values())
+        rows.append({m.CONFIG_ID: r[m.CONFIG_ID], m.MODEL: r[m.MODEL], m.STRATEGY: r[m.STRATEGY],
+                     m.DEVICES: n, m.SCALING: r[m.SCALING], m.STEP_TIME_MEDIAN_S: step, "ideal_step_s": ideal,
+                     "gap_s": gap, **terms, "gap_fraction": gap / step,
+                     **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()}})
     return pd.DataFrame(rows)
 
 

@@ -82,8 +82,9 @@ def test_report_from_committed_records(runner, tmp_path):
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
     assert "<link" not in text
     assert text.count("plotly.js v") == 1
-    # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw
-    assert text.count('class="plotly-graph-div"') == 8
+    # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw, loss breakdown
+    assert text.count('class="plotly-graph-div"') == 9
+    assert "Where the efficiency went" in text
     assert "2 nodes x 1 device [multi-node]" in text
     assert "All-reduce bus bandwidth vs message size" in text
     assert "one replica: no gradient communication" in text

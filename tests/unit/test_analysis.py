@@ -8,6 +8,7 @@ from tfscale.analysis import (
     comm_crosscheck,
     disagreements,
     layout_comparison,
+    loss_breakdown,
     summary_rows,
     warnings_for,
 )
@@ -131,3 +132,21 @@ def test_comm_crosscheck_rows():
         "parameter_server: no all-reduce (variables live on the servers)",
         "not measured: with jit (XLA) ..."]
     assert rows["comm_time_split_s"][1:].isna().all()
+
+
+def test_loss_breakdown_terms_add_up_to_the_gap():
+    base = record("b", "one_device", 1, 0.010)
+    weak = record("w", "multi_worker_mirrored", 2, 0.016)
+    weak.update({"comm_time_exposed_s": 0.004, "rank_step_time_median_s": [0.014, 0.016]})
+    strong = record("s", "mirrored", 4, 0.004, policy="strong", batch=32)
+    strong_base = record("sb", "one_device", 1, 0.010, policy="strong", batch=32)
+    rows = loss_breakdown(add_scaling(pd.DataFrame([base, weak, strong, strong_base]))).set_index("config_id")
+    w = rows.loc["w"]
+    assert (w["ideal_step_s"], w["gap_s"]) == pytest.approx((0.010, 0.006))
+    assert (w["comm_exposed_s"], w["straggler_wait_s"], w["input_wait_s"]) == pytest.approx((0.004, 0.001, 0.0))
+    assert w["rest_s"] == pytest.approx(0.001)
+    parts = w["comm_exposed_fraction"] + w["straggler_wait_fraction"] + w["input_wait_fraction"] + w["rest_fraction"]
+    assert parts == pytest.approx(w["gap_fraction"]) and w["gap_fraction"] == pytest.approx(0.006 / 0.016)
+    s = rows.loc["s"]  # strong: ideal = T1 / N = 2.5 ms; no communication measured: all of the gap is "rest"
+    assert (s["ideal_step_s"], s["gap_s"], s["rest_s"]) == pytest.approx((0.0025, 0.0015, 0.0015))
+    assert list(rows.index) == ["w", "s"]  # one-device configs have no gap to explain

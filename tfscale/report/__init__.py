@@ -13,7 +13,14 @@ import plotly.offline
 
 from tfscale import metrics as m
 from tfscale._version import __version__
-from tfscale.analysis import add_scaling, comm_crosscheck, layout_comparison, warnings_for
+from tfscale.analysis import (
+    BREAKDOWN_METHOD,
+    add_scaling,
+    comm_crosscheck,
+    layout_comparison,
+    loss_breakdown,
+    warnings_for,
+)
 from tfscale.commbench import COMMBENCH_FILE
 from tfscale.report import figures
 from tfscale.store import find_records_files, load_env, load_results, read_records
@@ -75,6 +82,18 @@ CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_M
 
 def _plot(fig) -> str:
     return f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>' if fig else ""
+
+
+LOSS_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.SCALING, m.STEP_TIME_MEDIAN_S, "ideal_step_s",
+                "gap_s", "comm_exposed_s", "straggler_wait_s", "input_wait_s", "rest_s", "gap_fraction")
+
+
+def loss_section(frame: pd.DataFrame) -> str:
+    rows = loss_breakdown(frame)
+    if rows.empty:
+        return "<p>No multi-device config with a baseline to compare with.</p>"
+    return "\n".join([_plot(figures.loss_figure(rows)), f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
+                      f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>'])
 
 
 def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
@@ -170,6 +189,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
         "{{table}}": records_table(frame),
         "{{layouts}}": layout_section(layout_comparison(frame)),
         "{{comm}}": comm_section(frame, sweeps or []),
+        "{{loss}}": loss_section(frame),
         "{{telemetry}}": telemetry_section(frame, series or {}),
         "{{env}}": env_section(envs),
     }

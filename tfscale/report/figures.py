@@ -189,3 +189,19 @@ def telemetry_figure(series: dict[str, pd.DataFrame], column: str, scale: float,
         fig.add_trace(go.Scatter(x=frame["t_s"], y=frame[column] * scale, mode="lines", name=label))
     fig.update_layout(title=title, xaxis_title="seconds since the config started", yaxis_title=axis, height=420)
     return fig
+
+
+BREAKDOWN_TERMS = (("comm_exposed_fraction", "exposed communication"), ("straggler_wait_fraction", "straggler wait"),
+                   ("input_wait_fraction", "input wait"), ("rest_fraction", "rest (compute growth, overheads)"))
+
+
+def loss_figure(rows: pd.DataFrame) -> go.Figure | None:
+    """Per multi-device config, the gap to the ideal step split into its terms, as fractions of the step."""
+    if rows.empty:
+        return None
+    labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
+    fig = go.Figure([go.Bar(name=name, x=labels, y=rows[column]) for column, name in BREAKDOWN_TERMS])
+    fig.update_layout(barmode="relative", title="Where the efficiency went: gap to the ideal step, as a fraction of "
+                      "the measured step (the bars add up to the gap)", yaxis_title="fraction of the step",
+                      height=480, xaxis_tickangle=-30, margin={"b": 160})
+    return fig
