@@ -85,6 +85,7 @@ def test_report_from_committed_records(runner, tmp_path):
     # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw, loss breakdown
     assert text.count('class="plotly-graph-div"') == 9
     assert "Where the efficiency went" in text
+    assert "Prediction check" in text and "<th>error</th>" in text
     assert "2 nodes x 1 device [multi-node]" in text
     assert "All-reduce bus bandwidth vs message size" in text
     assert "one replica: no gradient communication" in text
@@ -148,3 +149,13 @@ def test_export_csv_reads_back_with_pandas(runner, tmp_path):
     frame = pd.read_csv(run / "records.csv")
     assert len(frame) == 23
     assert {"config_id", "step_time_median_s", "scaling_efficiency"} <= set(frame.columns)
+
+
+def test_predict_prints_predictions_and_the_holdout_check(runner):
+    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8", "--nodes", "16"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[:4] == ["model", "strategy", "devices", "fitted_on"]
+    assert sum(1 for line in lines if line.startswith("hold-out: ")) == 6  # 3 models x mirrored, central_storage
+    assert any(" 16 " in line and "mirrored" in line for line in lines)
+    assert lines[-1].startswith("method: Model, per workload and strategy")

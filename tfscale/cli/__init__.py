@@ -16,6 +16,7 @@ from tfscale.cli import (
     export_cmd,
     launch_cmd,
     plan_cmd,
+    predict_cmd,
     report_cmd,
     run_cmd,
 )
@@ -43,7 +44,7 @@ def cli(debug: bool) -> None:
 
 
 for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch,
-                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export):
+                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export, predict_cmd.predict):
     cli.add_command(command)
 
 

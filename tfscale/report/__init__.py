@@ -96,6 +96,18 @@ def loss_section(frame: pd.DataFrame) -> str:
                       f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>'])
 
 
+def prediction_section(frame: pd.DataFrame) -> str:
+    from tfscale.predict import METHOD, holdout
+
+    checks = holdout(frame)
+    if checks.empty:
+        return ("<p>No hold-out check: it needs a workload and strategy measured at two or more device counts "
+                "above one, with communication timed.</p>")
+    columns = (m.MODEL, m.STRATEGY, m.DEVICES, "fitted_on", "measured_step_s", "predicted_step_s", "error")
+    return (f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 --nodes 16</code> '
+            f"predicts other counts.</p>" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns))
+
+
 def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
     checks = comm_crosscheck(frame)
     parts = [_plot(figures.comm_breakdown_figure(checks)), _plot(figures.comm_fraction_figure(checks)),
@@ -190,6 +202,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
         "{{layouts}}": layout_section(layout_comparison(frame)),
         "{{comm}}": comm_section(frame, sweeps or []),
         "{{loss}}": loss_section(frame),
+        "{{prediction}}": prediction_section(frame),
         "{{telemetry}}": telemetry_section(frame, series or {}),
         "{{env}}": env_section(envs),
     }

@@ -1,0 +1,33 @@
+"""`tfscale predict RUN --nodes 8 16 64`: step time, throughput and efficiency at device counts not run."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--nodes", "devices", type=int, multiple=True, required=True,
+              help="Total device counts (nodes x devices per node) to predict; repeat: --nodes 8 --nodes 16.")
+def predict(path: str, devices: tuple[int, ...]) -> None:
+    """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the run, and predict."""
+    from tfscale.predict import METHOD, holdout  # late: pandas only for this command
+    from tfscale.predict import predict as predict_rows
+    from tfscale.store import load_results
+    from tfscale.textable import format_table
+
+    frame = load_results(path)
+    rows = predict_rows(frame, list(devices))
+    if rows.empty:
+        click.echo("nothing to predict: no multi-device config with measured communication and a baseline")
+        return
+    click.echo(format_table([{
+        "model": r["model"], "strategy": r["strategy"], "devices": r["devices"], "fitted_on": r["fitted_on"],
+        "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}", "examples/s": f"{r['predicted_throughput']:.0f}",
+        "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}"} for _, r in rows.iterrows()]))
+    checks = holdout(frame)
+    for _, r in checks.iterrows():
+        click.echo(f"hold-out: {r['model']} {r['strategy']} x{r['devices']} predicted from {r['fitted_on']}: "
+                   f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
+                   f"({r['error']:+.1%})")
+    click.echo(f"method: {METHOD}")
