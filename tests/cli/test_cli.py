@@ -152,10 +152,11 @@ def test_export_csv_reads_back_with_pandas(runner, tmp_path):
 
 
 def test_predict_prints_predictions_and_the_holdout_check(runner):
-    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8", "--nodes", "16"])
+    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8", "16", "64"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split()[:4] == ["model", "strategy", "devices", "fitted_on"]
     assert sum(1 for line in lines if line.startswith("hold-out: ")) == 6  # 3 models x mirrored, central_storage
     assert any(" 16 " in line and "mirrored" in line for line in lines)
+    assert sum(1 for line in lines if line.split()[2:3] == ["64"]) == 6
     assert lines[-1].startswith("method: Model, per workload and strategy")

@@ -7,10 +7,12 @@ import click
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True))
+@click.argument("more", nargs=-1, type=int)
 @click.option("--nodes", "devices", type=int, multiple=True, required=True,
-              help="Total device counts (nodes x devices per node) to predict; repeat: --nodes 8 --nodes 16.")
-def predict(path: str, devices: tuple[int, ...]) -> None:
+              help="Total device counts (nodes x devices per node) to predict: --nodes 8 16 64.")
+def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
     """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the run, and predict."""
+    devices = devices + more  # `--nodes 8 16 64`: click hands the counts after the first to MORE
     from tfscale.predict import METHOD, holdout  # late: pandas only for this command
     from tfscale.predict import predict as predict_rows
     from tfscale.store import load_results
