@@ -107,14 +107,21 @@ def test_an_existing_run_without_resume_is_refused(tmp_path):
                    "(--resume, --rerun-failed) or start a new one (--fresh)\n")
 
 
-def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
-    suite = tmp_path / "k.yaml"
-    suite.write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, timeout_s: 120, "
-                     "comm_breakdown: false}\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
+def long_mwms_run(tmp_path: Path) -> subprocess.Popen:
+    """A 2-worker MultiWorkerMirrored config of many steps, started through the CLI; returns once the workers time
+    their steps."""
+    (tmp_path / "k.yaml").write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, "
+                                     "timeout_s: 120, comm_breakdown: false}\n"
+                                     "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
     parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     work = tmp_path / "results" / "k" / "r" / "work"
     wait_for(lambda: any("window" in p.read_text() for p in work.glob("*.worker-1.progress")), 120,
              "worker-1 timing its steps")
+    return parent
+
+
+def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
+    parent = long_mwms_run(tmp_path)
     [victim] = [p for p in psutil.process_iter(["cmdline"])
                 if "tfscale.worker" in " ".join(p.info["cmdline"] or [])
                 and "worker-1.result.json" in " ".join(p.info["cmdline"] or []) and str(tmp_path) in
@@ -131,12 +138,7 @@ def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(t
 
 
 def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
-    suite = tmp_path / "k.yaml"
-    suite.write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, timeout_s: 120, "
-                     "comm_breakdown: false}\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
-    parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
-    work = tmp_path / "results" / "k" / "r" / "work"
-    wait_for(lambda: any("window" in p.read_text() for p in work.glob("*.progress")), 120, "timed steps")
+    parent = long_mwms_run(tmp_path)
     parent.send_signal(signal.SIGINT)
     time.sleep(0.05)
     parent.send_signal(signal.SIGINT)
