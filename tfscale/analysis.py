@@ -224,10 +224,6 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-SUMMARY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.GLOBAL_BATCH_SIZE, m.STATUS,
-                   m.STEP_TIME_MEDIAN_S, m.THROUGHPUT_EXAMPLES_PER_S, m.SCALING, m.SCALING_EFFICIENCY)
-
-
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
     """Short text rows for the terminal: one per config, figures formatted with their units."""
     rows = []
