@@ -9,7 +9,6 @@ record of the same topology `comm_time_model_s` at the record's gradient bytes.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from tfscale.launch import run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, run_cluster
 from tfscale.plan import expand
 from tfscale.spec import RunSpec
-from tfscale.store import append_record, read_records
+from tfscale.store import append_record, read_json, read_records, write_json_atomic
 from tfscale.suite import Suite
 
 COMMBENCH_FILE = "commbench.jsonl"
@@ -81,7 +80,7 @@ def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
     logs.mkdir(parents=True, exist_ok=True)
     prefix = f"commbench-{spec.config_id}"
     spec_path = work / f"{prefix}.spec.json"
-    spec_path.write_text(json.dumps(spec.to_dict()), encoding="utf-8")
+    write_json_atomic(spec_path, spec.to_dict())
 
     def argv(result: Path) -> list[str]:
         return [sys.executable, "-m", "tfscale.worker", "--commbench", "--spec", str(spec_path), "--result",
@@ -99,7 +98,7 @@ def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
             process = run_worker(argv(result), logs / f"{prefix}.log", spec.timeout_s)
             paths = [result]
             failed = "timeout" if process.timed_out else (None if process.returncode == 0 else "worker failed")
-        parts = [json.loads(p.read_text(encoding="utf-8")) for p in paths if p.exists()]
+        parts = [part for part in map(read_json, paths) if part is not None]
     finally:
         for path in work.glob(f"{prefix}.*"):
             path.unlink(missing_ok=True)

@@ -7,18 +7,16 @@ and is merged in by `collect_env`.
 from __future__ import annotations
 
 import datetime
-import json
-import os
 import platform
 import socket
-import subprocess
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+from tfscale.launch.local import WorkerCallError, call_worker
 
 PACKAGES = ("tensorflow", "keras", "numpy", "pandas", "plotly", "click", "psutil", "nvidia-ml-py", "pydantic",
             "PyYAML", "tfscale")
@@ -106,18 +104,10 @@ def host_env() -> dict[str, Any]:
 
 def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
     """TensorFlow's view of this host, from a fresh worker process (the parent never imports TF)."""
-    with tempfile.TemporaryDirectory(prefix="tfscale-env-") as tmp:
-        out = os.path.join(tmp, "env.json")
-        try:
-            done = subprocess.run([sys.executable, "-m", "tfscale.worker", "--env", out], capture_output=True,
-                                  timeout=timeout_s, stdin=subprocess.DEVNULL, check=False)
-        except subprocess.TimeoutExpired:
-            return {"error": f"worker --env timed out after {timeout_s:g} s"}
-        if done.returncode != 0 or not os.path.exists(out):
-            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            return {"error": f"worker --env exited {done.returncode}: {tail[0]}"}
-        with open(out, encoding="utf-8") as f:
-            return json.load(f)
+    try:
+        return call_worker("--env", timeout_s)
+    except WorkerCallError as error:
+        return {"error": str(error)}
 
 
 def collect_env() -> dict[str, Any]:

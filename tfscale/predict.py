@@ -29,6 +29,11 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return mean_y - slope * mean_x, slope
 
 
+def _scaled(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with the scaling columns (the report passes one that has them already: not computed twice)."""
+    return frame if m.BASELINE_CONFIG_ID in frame else add_scaling(frame)
+
+
 def _groups(frame: pd.DataFrame):
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
     steps = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
@@ -63,7 +68,7 @@ def _predict(first: pd.Series, t1: float, points: pd.DataFrame, n: int) -> dict:
 
 def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     """Predictions at `devices` (total devices) for each workload and strategy with measured communication."""
-    frame = add_scaling(frame)
+    frame = _scaled(frame)
     rows = []
     for strategy, first, t1, multi in _groups(frame):
         for n in devices:
@@ -75,7 +80,7 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
 
 def holdout(frame: pd.DataFrame) -> pd.DataFrame:
     """Per workload and strategy with two or more measured device counts: the largest predicted from the others."""
-    frame = add_scaling(frame)
+    frame = _scaled(frame)
     rows = []
     for strategy, first, t1, multi in _groups(frame):
         if len(multi) < 2:

@@ -9,12 +9,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import json
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +23,7 @@ from tfscale.commbench import sweep_topologies, topology_key
 from tfscale.errors import SuiteError
 from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import PROGRESS_ENV, Watch, cluster_tasks, job_counts, run_cluster
-from tfscale.launch.local import LIVE
+from tfscale.launch.local import LIVE, WorkerCallError, call_worker
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
@@ -35,6 +32,7 @@ from tfscale.store import (
     LOGS_DIR,
     RECORDS_FILE,
     append_record,
+    read_json,
     read_records,
     remove_records,
     run_dir,
@@ -65,15 +63,10 @@ def check_user_models(plan: Plan, timeout_s: float = 300.0) -> None:
             models[spec.model] = {"name": spec.model, **spec.user_model, "suite_dir": spec.suite_dir}
     if not models:
         return
-    with tempfile.TemporaryDirectory(prefix="tfscale-check-") as tmp:
-        request, result = Path(tmp) / "models.json", Path(tmp) / "errors.json"
-        request.write_text(json.dumps(list(models.values())), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "tfscale.worker", "--check-models", str(request), "--result",
-                               str(result)], capture_output=True, timeout=timeout_s, check=False)
-        if not result.exists():
-            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            raise SuiteError(f"{plan.suite.path}: models: the check of user models failed: {tail[0]}")
-        errors = json.loads(result.read_text(encoding="utf-8"))
+    try:
+        errors = call_worker("--check-models", timeout_s, request=list(models.values()))
+    except WorkerCallError as error:
+        raise SuiteError(f"{plan.suite.path}: models: the check of user models failed: {error}") from None
     if errors:
         raise SuiteError(f"{plan.suite.path}: {errors[0]}")
 
@@ -121,13 +114,6 @@ def failure_reason(outcome: ProcessOutcome, result: dict[str, Any] | None, timeo
         hint = " (also what the kernel's out-of-memory killer sends; see dmesg)" if -code == signal.SIGKILL else ""
         return f"killed by signal {name}{hint}"
     return f"worker exited with code {code} without a result"
-
-
-def _read_result(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 def _worker_argv(spec_path: Path, result_path: Path) -> list[str]:
@@ -188,7 +174,7 @@ def _run_single(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: 
     try:
         outcome = run_worker(_worker_argv(spec_path, result_path), log_path, spec.timeout_s,
                              env={**os.environ, PROGRESS_ENV: str(progress_path)})
-        result = _read_result(result_path)
+        result = read_json(result_path)
     finally:
         result_path.unlink(missing_ok=True)
         progress_path.unlink(missing_ok=True)
@@ -206,7 +192,7 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
         watch = Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s)
         outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
                               spec.config_id, watch)
-        results = {run.task.name: _read_result(run.result_path) for run in outcome.runs}
+        results = {run.task.name: read_json(run.result_path) for run in outcome.runs}
         phases = outcome.progress()
     finally:
         for path in work.glob(f"{spec.config_id}.*"):
@@ -250,12 +236,13 @@ def pending_specs(plan: Plan, folder: Path, rerun_failed: bool) -> Pending:
     """Configs of the plan without a record in the folder (and, with rerun_failed, those that failed, whose
     records are removed first: a run never holds two records of one config)."""
     statuses = existing_statuses(folder)
-    retry = {cid for cid, status in statuses.items() if status != m.STATUS_OK} if rerun_failed else set()
+    planned = {s.config_id for s in plan.specs}
+    # only this plan's failed configs: records of configs the suite no longer has are kept as they are
+    retry = {cid for cid in planned if statuses.get(cid, m.STATUS_OK) != m.STATUS_OK} if rerun_failed else set()
     if retry:
         remove_records(folder / RECORDS_FILE, retry)
     todo = tuple(s for s in plan.specs if s.config_id not in statuses or s.config_id in retry)
-    recorded = sum(1 for s in plan.specs if s.config_id in statuses) - len(retry & {s.config_id for s in plan.specs})
-    return Pending(todo, recorded, len(retry))
+    return Pending(todo, len(planned & set(statuses)) - len(retry), len(retry))
 
 
 def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, Any] | None = None,

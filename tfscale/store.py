@@ -102,6 +102,14 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def read_json(path: str | Path) -> Any | None:
+    """A JSON file's content, or None when it is missing or unreadable (a worker that died before writing)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
 def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
     """Bring a record to SCHEMA_VERSION, one version at a time."""
     version = record.get(SCHEMA_KEY)

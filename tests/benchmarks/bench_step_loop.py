@@ -23,7 +23,13 @@ import tensorflow as tf  # noqa: E402
 
 from tfscale.worker.data import synthetic_dataset  # noqa: E402
 from tfscale.worker.devices import setup_devices  # noqa: E402
-from tfscale.worker.loop import build_train_step, make_gradients, make_replica_step, run_timed_loop  # noqa: E402
+from tfscale.worker.loop import (  # noqa: E402
+    build_train_step,
+    host_sync,
+    make_gradients,
+    make_replica_step,
+    run_timed_loop,
+)
 from tfscale.worker.models import ZOO  # noqa: E402
 
 
@@ -38,12 +44,13 @@ def make(strategy, model_name, size, seed):
 
 def tfscale_runner(strategy, workload, optimizer, global_batch, steps):
     iterator = iter(strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, 0)))
+    sync, how = host_sync("cpu")
     gradients = make_gradients(workload, global_batch, jit=False)
     step = build_train_step(strategy, make_replica_step(gradients, optimizer, workload.model.trainable_variables),
                             iterator)
 
     def run() -> float:
-        loop = run_timed_loop(step, warmup_steps=1, steps=steps, window_steps=1, device="cpu")
+        loop = run_timed_loop(step, warmup_steps=1, steps=steps, window_steps=1, sync=sync, how=how)
         return global_batch / statistics.median(loop.samples_s)
 
     return run

@@ -146,3 +146,4 @@ def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
     assert parent.returncode == 130, err
     wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers to be gone")
     assert records(tmp_path / "results" / "k" / "r" / "records.jsonl") == []  # no partial record
+

@@ -34,18 +34,24 @@ def fails_on_worker_1(width: int = 8) -> tfscale.Workload:
     return tiny_regressor(width)
 
 
+def _with_side_effect(effect) -> tfscale.Workload:
+    """tiny_regressor whose loss first runs `effect()` on the host (through tf.py_function) in every step."""
+    workload = tiny_regressor()
+
+    def loss(y_true, y_pred):
+        done = tf.py_function(lambda: effect() or 0.0, [], tf.float32)
+        done.set_shape(())
+        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1) + 0.0 * done
+
+    workload.loss = loss
+    return workload
+
+
 def sleepy_regressor(sleep_s: float = 5.0) -> tfscale.Workload:
     """Every step sleeps `sleep_s` in its loss: a rank that stops making progress."""
     import time
 
-    workload = tiny_regressor()
-
-    def loss(y_true, y_pred):
-        pause = tf.py_function(lambda: time.sleep(sleep_s) or 0.0, [], tf.float32)
-        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1) + 0.0 * pause
-
-    workload.loss = loss
-    return workload
+    return _with_side_effect(lambda: time.sleep(sleep_s))
 
 
 def crashes_in_training() -> tfscale.Workload:
@@ -53,18 +59,11 @@ def crashes_in_training() -> tfscale.Workload:
     import os
     import signal
 
-    workload = tiny_regressor()
-
-    def loss(y_true, y_pred):
-        crash = tf.py_function(lambda: os.kill(os.getpid(), signal.SIGSEGV) or 0.0, [], tf.float32)
-        crash.set_shape(())
-        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1) + 0.0 * crash
-
-    workload.loss = loss
-    return workload
+    return _with_side_effect(lambda: os.kill(os.getpid(), signal.SIGSEGV))
 
 
 def raises_in_training() -> tfscale.Workload:
+    """Builds fine; tracing the loss raises."""
     workload = tiny_regressor()
 
     def loss(y_true, y_pred):

@@ -4,12 +4,16 @@ interrupt, so a run never leaves processes behind."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -88,3 +92,27 @@ def run_worker(argv: list[str], log_path: str | Path, timeout_s: float,
             kill_tree(process)
             raise
     return ProcessOutcome(returncode, False, time.perf_counter() - start)
+
+
+class WorkerCallError(RuntimeError):
+    """A one-shot worker call (`--env`, `--check-models`) that wrote no result: timed out or crashed."""
+
+
+def call_worker(flag: str, timeout_s: float, request: Any = None) -> Any:
+    """Run `python -m tfscale.worker FLAG [REQUEST.json] --result R` to completion and return the JSON it wrote to
+    R. Used for the short TensorFlow-side questions the parent cannot answer without importing TensorFlow."""
+    with tempfile.TemporaryDirectory(prefix="tfscale-call-") as tmp:
+        result = Path(tmp) / "result.json"
+        argv = [sys.executable, "-m", "tfscale.worker", flag]
+        if request is not None:
+            (Path(tmp) / "request.json").write_text(json.dumps(request), encoding="utf-8")
+            argv.append(str(Path(tmp) / "request.json"))
+        try:
+            done = subprocess.run([*argv, "--result", str(result)], capture_output=True, timeout=timeout_s,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired:
+            raise WorkerCallError(f"worker {flag} timed out after {timeout_s:g} s") from None
+        if not result.exists():
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise WorkerCallError(f"worker {flag} exited {done.returncode}: {tail[0]}")
+        return json.loads(result.read_text(encoding="utf-8"))

@@ -115,10 +115,10 @@ class LoopResult:
 
 
 def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, steps: int, window_steps: int,
-                   device: str, multi_worker: bool = False,
+                   sync: Callable[[tf.Tensor], float], how: str,
                    on_window: Callable[[str], None] | None = None) -> LoopResult:
-    """Warm up (the first step timed on its own), then time `steps // window_steps` windows."""
-    sync, how = host_sync(device, multi_worker)
+    """Warm up (the first step timed on its own), then time `steps // window_steps` windows, each ended by `sync`
+    (host_sync gives it and `how`, the sentence that says what it does)."""
     start = time.perf_counter()
     loss = sync(train_step())
     first_step_s = time.perf_counter() - start

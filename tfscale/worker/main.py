@@ -85,6 +85,7 @@ def run_synchronous(spec: RunSpec, built: Built, task_name: str):
     from tfscale.worker.data import synthetic_dataset
     from tfscale.worker.loop import (
         build_train_step,
+        host_sync,
         loss_scale,
         make_gradients,
         make_replica_step,
@@ -98,21 +99,20 @@ def run_synchronous(spec: RunSpec, built: Built, task_name: str):
     replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
     iterator = iter(dataset)
     train_step = build_train_step(built.strategy, replica_step, iterator)
+    sync, how = host_sync(spec.device, multi_worker=spec.cluster)
     loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
-                          window_steps=spec.window_steps, device=spec.device, multi_worker=spec.cluster,
-                          on_window=report_progress)
+                          window_steps=spec.window_steps, sync=sync, how=how, on_window=report_progress)
     if spec.profile and spec.extra.get("trace_dir"):
-        from tfscale.worker.loop import host_sync
         from tfscale.worker.trace import profile_steps
 
-        sync, _ = host_sync(spec.device, multi_worker=spec.cluster)
         logdir = Path(spec.extra["trace_dir"]) / task_name
         loop.extra.update(profile_steps(train_step, sync, spec.profile_steps, logdir))
     if spec.comm_breakdown and built.strategy.num_replicas_in_sync > 1:
         if spec.jit:
             loop.extra[m.COMM_METHOD] = JIT_NOT_MEASURED
         else:
-            loop.extra.update(_communication(spec, built, gradients, iterator, statistics.median(loop.samples_s)))
+            loop.extra.update(_communication(spec, built, gradients, iterator, sync,
+                                             statistics.median(loop.samples_s)))
     return loop
 
 
@@ -122,12 +122,10 @@ JIT_NOT_MEASURED = ("not measured: with jit (XLA) the compute-only step fails on
                     "replica 1's compiled call on device 0); the communication fields are left empty")
 
 
-def _communication(spec: RunSpec, built: Built, gradients, iterator, fused_s: float) -> dict[str, Any]:
+def _communication(spec: RunSpec, built: Built, gradients, iterator, sync, fused_s: float) -> dict[str, Any]:
     """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm)."""
     from tfscale.worker import comm
-    from tfscale.worker.loop import host_sync
 
-    sync, _ = host_sync(spec.device, multi_worker=spec.cluster)
     variables = built.workload.model.trainable_variables
     samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync)
     report_progress("communication timed")
@@ -252,16 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
     parser.add_argument("--spec", help="RunSpec JSON file")
     parser.add_argument("--result", help="where to write the result JSON; {task} is replaced by the cluster task")
-    parser.add_argument("--env", help="write TensorFlow's view of this host to this JSON file and exit")
+    parser.add_argument("--env", action="store_true", help="write TensorFlow's view of this host to --result")
     parser.add_argument("--commbench", action="store_true", help="run the all-reduce size sweep, not training")
-    parser.add_argument("--check-models", help="JSON list of user models to import and build; errors to --result")
+    parser.add_argument("--check-models", help="JSON file listing user models to import and build; errors to --result")
     args = parser.parse_args(argv)
 
     if args.env:
         _prepare_environment("gpu")
         from tfscale.worker.envinfo import tensorflow_env
 
-        write_json_atomic(args.env, tensorflow_env())
+        write_json_atomic(args.result, tensorflow_env())
         return 0
     if args.check_models:
         _prepare_environment("cpu")

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from tfscale.merge import counts_from_positions, parameter_server_ranks
 from tfscale.spec import RunSpec
+from tfscale.stats import median
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
 from tfscale.worker.loop import LoopResult, loss_scale, make_gradients, make_replica_step
@@ -117,7 +118,7 @@ def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
             coordinator.join()
             if index:
                 times.append(time.perf_counter() - start)
-        return sorted(times)[len(times) // 2]
+        return median(times)
 
     report_progress("timing pull and push")
     return {m.COMM_TIME_PULL_S: median_round(pull), m.COMM_TIME_PUSH_S: median_round(push),
