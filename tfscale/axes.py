@@ -76,6 +76,9 @@ AXES: dict[str, Axis] = _axes(
     Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, nullable=True),
     Axis("partitioner", str, "min_size", "parameter_server: how variables are sharded over the servers",
          choices=("none", "min_size", "fixed_shards"), nullable=True),
+    Axis("network_link", str, None, "cluster strategies on several nodes: simulate each node as a network "
+         "namespace whose link is shaped to this rate (tc syntax: 100mbit, 1gbit); empty: loopback, unshaped",
+         nullable=True),
     Axis("nodes", int, 1, "number of nodes (hosts); for cluster strategies, the number of workers", minimum=1),
     Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
     Axis("parallelism", str, "data", "how work is split over devices", choices=("data",)),

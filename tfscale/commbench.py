@@ -19,6 +19,7 @@ from tfscale.comm import AlphaBeta, algbw, busbw, fit_alpha_beta, sweep_sizes
 from tfscale.errors import TfscaleError
 from tfscale.launch import run_worker
 from tfscale.launch.cluster import Watch, cluster_tasks, run_cluster
+from tfscale.netsim.hosts import cluster_hosts
 from tfscale.plan import expand
 from tfscale.spec import RunSpec
 from tfscale.store import append_record, read_json, read_records, write_json_atomic
@@ -26,7 +27,7 @@ from tfscale.suite import Suite
 
 COMMBENCH_FILE = "commbench.jsonl"
 TOPOLOGY_FIELDS = ("device", "strategy", "nodes", "devices_per_node", "cross_device_ops", "collective",
-                   "bytes_per_pack")
+                   "bytes_per_pack", "network_link")
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,15 @@ class Sweep:
     rows: list[Row]
     fit: AlphaBeta
     method: str
+    link_bytes_per_s: float | None = None  # simulated hosts: the configured link rate
+    link_measured_bytes_per_s: float | None = None  # simulated hosts: TCP check of the link before the sweep
 
     def to_record(self) -> dict[str, Any]:
         return {"kind": "commbench", **self.topology, "replicas": self.replicas,
                 "rows": [dataclasses.asdict(r) for r in self.rows], "alpha_s": self.fit.alpha_s,
-                "beta_s_per_byte": self.fit.beta_s_per_byte, "method": self.method}
+                "beta_s_per_byte": self.fit.beta_s_per_byte, "method": self.method,
+                "link_bytes_per_s": self.link_bytes_per_s,
+                "link_measured_bytes_per_s": self.link_measured_bytes_per_s}
 
 
 def topology(spec: RunSpec) -> dict[str, Any] | None:
@@ -86,11 +91,15 @@ def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
         return [sys.executable, "-m", "tfscale.worker", "--commbench", "--spec", str(spec_path), "--result",
                 str(result)]
 
+    link: tuple[float | None, float | None] = (None, None)
     try:
         if spec.cluster:
-            outcome = run_cluster(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps),
-                                  lambda run: argv(run.result_path), work, logs, prefix,
-                                  Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s))
+            with cluster_hosts(spec, folder.name) as hosts:
+                outcome = run_cluster(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps),
+                                      lambda run: argv(run.result_path), work, logs, prefix,
+                                      Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s),
+                                      placement=hosts.placement)
+            link = (hosts.link_bytes_per_s, hosts.check.bytes_per_s if hosts.check else None)
             paths = [run.result_path for run in outcome.runs if run.task.trainer]
             failed = outcome.stopped or (outcome.failed.task.name if outcome.failed else None)
         else:
@@ -106,7 +115,8 @@ def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
         errors = "; ".join(p.get("error", "") for p in parts if not p.get("ok"))
         raise TfscaleError(f"commbench on {spec.strategy} x{spec.devices}: {failed or 'failed'} {errors} "
                            f"(logs in {logs})".strip())
-    return merge_sweeps([p["measurements"] for p in parts], topology(spec) or {})
+    sweep = merge_sweeps([p["measurements"] for p in parts], topology(spec) or {})
+    return dataclasses.replace(sweep, link_bytes_per_s=link[0], link_measured_bytes_per_s=link[1])
 
 
 def merge_sweeps(parts: list[dict[str, Any]], topo: dict[str, Any]) -> Sweep:
@@ -131,6 +141,11 @@ def format_sweep(sweep: Sweep) -> str:
     for r in sweep.rows:
         lines.append(f"  {r.size_bytes:>10d}  {r.time_s * 1e6:>10.1f}  {r.algbw_bytes_per_s / 1e9:>11.3f}  "
                      f"{r.busbw_bytes_per_s / 1e9:>11.3f}")
+    if sweep.link_bytes_per_s:
+        measured = (f", TCP check {sweep.link_measured_bytes_per_s / 1e9:.4f} GB/s"
+                    if sweep.link_measured_bytes_per_s else "")
+        lines.insert(1, f"# simulated hosts: link {sweep.topology.get('network_link')} = "
+                        f"{sweep.link_bytes_per_s / 1e9:.4f} GB/s per node and direction{measured}")
     inverse = 1 / sweep.fit.beta_s_per_byte / 1e9 if sweep.fit.beta_s_per_byte > 0 else float("inf")
     lines.append(f"# fit T(S) = alpha + beta*S*2(n-1)/n: alpha = {sweep.fit.alpha_s * 1e6:.1f} us, "
                  f"beta = {sweep.fit.beta_s_per_byte * 1e9:.4f} ns/B (1/beta = {inverse:.3f} GB/s)")
@@ -161,7 +176,8 @@ def stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
     path = folder / COMMBENCH_FILE
     if not path.exists():
         return {}
-    return {tuple(sorted((k, r[k]) for k in TOPOLOGY_FIELDS)):
+    # sweeps stored before network_link existed ran over loopback: .get gives them None
+    return {tuple(sorted((k, r.get(k)) for k in TOPOLOGY_FIELDS)):
             AlphaBeta(r["alpha_s"], r["beta_s_per_byte"], r["replicas"]) for r in read_records(path)}
 
 

@@ -42,11 +42,15 @@ HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
 JIT = "jit"  # bool, XLA compilation of the per-replica gradient computation
 LAUNCHER = "launcher"  # how the processes were started: local
+LINK_BYTES_PER_S = "link_bytes_per_s"  # bytes/s, simulated hosts: configured rate of each node's link, per direction
+LINK_CHECK_METHOD = "link_check_method"  # how link_measured_bytes_per_s was measured, in words
+LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput node 0 -> node 1 before the config
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
 MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for user models
+NETWORK_LINK = "network_link"  # simulated hosts: link rate as written (tc syntax, e.g. 1gbit); empty: loopback
 NET_BYTES_PER_S = "net_bytes_per_s"  # bytes/s, host network bytes sent + received (all interfaces) over the samples
 NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number of workers
 NUM_PS = "num_ps"  # parameter_server: parameter server tasks
@@ -69,7 +73,7 @@ RUN_ID = "run_id"  # name of the run folder under results/<suite>/
 SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.SCHEMA_VERSION)
 SEED = "seed"  # int, seed of the synthetic data
 STARTED_AT = "started_at"  # ISO 8601 UTC time the parent started this config
-STATUS = "status"  # ok|failed|timeout
+STATUS = "status"  # ok|failed|timeout|skipped
 STEP_TIMES_S = "step_times_s"  # list of s, the raw samples: one per timing window, per step
 STEP_TIME_CI95_HIGH_S = "step_time_ci95_high_s"  # s, upper end of the distribution-free 95 % CI of the median
 STEP_TIME_CI95_LOW_S = "step_time_ci95_low_s"  # s, lower end of that CI; both empty below 6 samples
@@ -101,6 +105,7 @@ WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window 
 # --- derived by tfscale.analysis (never stored) ---------------------------------------------------------------
 BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node baseline used
 BASELINE_NOTE = "baseline_note"  # why speedup/efficiency are empty, when they are
+BUSBW_LINK_FRACTION = "busbw_link_fraction"  # busbw_bytes_per_s / link_bytes_per_s (simulated hosts)
 SCALING = "scaling"  # strong|weak: which definition scaling_efficiency uses
 SCALING_EFFICIENCY = "scaling_efficiency"  # strong: T1/(N*TN) in step time; weak: thr_N/(N*thr_1)
 SPEEDUP = "speedup"  # strong: T1/TN; weak: thr_N/thr_1
@@ -109,7 +114,8 @@ STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 # Columns every record carries, in the order the summary table shows them.
 RECORD_COLUMNS = (
     CONFIG_ID, SUITE, RUN_ID, STATUS, REASON, MODEL, MODEL_SIZE, STRATEGY, CROSS_DEVICE_OPS, COLLECTIVE,
-    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, NODES,
+    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, NODES, NETWORK_LINK, LINK_BYTES_PER_S,
+    LINK_MEASURED_BYTES_PER_S, LINK_CHECK_METHOD,
     DEVICES_PER_NODE, DEVICES, REPLICAS, DEVICE, DEVICE_KIND, BATCH_SIZE, BATCH_POLICY, GLOBAL_BATCH_SIZE,
     PRECISION, JIT, OPTIMIZER, SEED, PARAMS, GRAD_BYTES, WARMUP_STEPS, TIMED_STEPS, WINDOW_STEPS, FIRST_STEP_S,
     STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
@@ -127,3 +133,4 @@ RECORD_COLUMNS = (
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 STATUS_TIMEOUT = "timeout"
+STATUS_SKIPPED = "skipped"  # not run: the machine cannot (e.g. simulated networking without root); see reason

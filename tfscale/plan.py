@@ -32,7 +32,7 @@ def config_id(config: dict[str, Any], device: str, user_model: dict[str, Any] | 
     in another suite keeps its id, so runs can be resumed and compared. Axes that do not apply (None) are left
     out too, so an axis added later for other strategies keeps the ids of existing configs.
     """
-    content = {k: config[k] for k in AXES if config[k] is not None}
+    content = {k: config[k] for k in AXES if config.get(k) is not None}
     content["device"] = device
     if user_model is not None:
         content["user_model"] = user_model
@@ -82,6 +82,10 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
         config[axis] = None
     if config["model"] not in ZOO_MODELS:
         config["model_size"] = None
+    if not STRATEGIES[config["strategy"]].cluster or config["nodes"] == 1:  # no link between nodes to shape
+        config["network_link"] = None
+    elif config["network_link"] is not None:  # one spelling per rate: "1Gbit" and "1gbit" are one config
+        config["network_link"] = config["network_link"].strip().lower()
     return config
 
 
@@ -130,6 +134,14 @@ def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
     )
 
 
+def network_note(plan: Plan, reason: str | None) -> str | None:
+    """One line when configs need simulated networking and `reason` says it is unavailable here."""
+    count = sum(1 for s in plan.specs if s.network_link is not None)
+    if not count or reason is None:
+        return None
+    return f"note: {reason}; {count} config(s) with network_link will be skipped"
+
+
 def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     """The plan as table rows, in the columns `tfscale plan` prints."""
     return [
@@ -137,6 +149,7 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
             "config_id": s.config_id, "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
             "strategy": s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else ""),
             "nodes": s.nodes, "dev/node": s.devices_per_node, "replicas": s.replicas,
+            "link": s.network_link or "",
             "batch": f"{s.batch_size} {s.batch_policy}", "global": s.global_batch_size,
             "precision": s.precision, "jit": "on" if s.jit else "off", "opt": s.optimizer,
             "steps": f"{s.warmup_steps}+{s.steps}", "timeout_s": f"{s.timeout_s:g}",

@@ -25,6 +25,8 @@ from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import PROGRESS_ENV, Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.launch.local import LIVE, WorkerCallError, call_worker
 from tfscale.merge import merge_rank_parts
+from tfscale.netsim.hosts import cluster_hosts
+from tfscale.netsim.network import NetworkError, unavailable_reason
 from tfscale.plan import Plan
 from tfscale.spec import RunSpec
 from tfscale.store import (
@@ -42,7 +44,7 @@ from tfscale.telemetry import Sampler, summarise, write_series
 
 LOG_TAIL_LINES = 20
 SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE,
-               m.BYTES_PER_PACK, m.NUM_PS, m.PARTITIONER, m.NODES,
+               m.BYTES_PER_PACK, m.NUM_PS, m.PARTITIONER, m.NODES, m.NETWORK_LINK,
                m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE, m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER,
                m.WARMUP_STEPS, m.WINDOW_STEPS, m.SEED)
 
@@ -86,6 +88,7 @@ def base_record(spec: RunSpec, run_id: str) -> dict[str, Any]:
     record.update({
         m.RUN_ID: run_id, m.DEVICES: spec.devices, m.REPLICAS: spec.replicas, m.DEVICE_KIND: spec.device_kind,
         m.GLOBAL_BATCH_SIZE: spec.global_batch_size, m.TFSCALE_VERSION: __version__,
+        m.LINK_BYTES_PER_S: spec.link_bytes_per_s,
     })
     record.pop(m.SCHEMA_VERSION)  # the store stamps it
     return record
@@ -129,12 +132,14 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
     spec_path = work / f"{spec.config_id}.spec.json"
     if spec.profile:  # each task traces into its own folder below this one
         spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / spec.config_id)})
-    write_json_atomic(spec_path, spec.to_dict())
     record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local"}
+    if spec.network_link is not None and (reason := unavailable_reason()) is not None:
+        return record | {m.STATUS: m.STATUS_SKIPPED, m.REASON: reason, m.FINISHED_AT: _now()}
+    write_json_atomic(spec_path, spec.to_dict())
     sampler = _sampler(spec, work)
     try:
         if spec.cluster:
-            record |= _run_cluster(spec, spec_path, work, logs, folder)
+            record |= _run_cluster(spec, spec_path, work, logs, folder, run_id)
         else:
             record |= _run_single(spec, spec_path, work, logs, folder)
     finally:
@@ -186,14 +191,18 @@ def _run_single(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: 
                      m.LOG_TAIL: log_tail(log_path)}
 
 
-def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path) -> dict[str, Any]:
+def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path, run_id: str
+                 ) -> dict[str, Any]:
     tasks = cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)
     try:
         watch = Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s)
-        outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
-                              spec.config_id, watch)
+        with cluster_hosts(spec, run_id) as hosts:
+            outcome = run_cluster(tasks, lambda run: _worker_argv(spec_path, run.result_path), work, logs,
+                                  spec.config_id, watch, placement=hosts.placement)
         results = {run.task.name: read_json(run.result_path) for run in outcome.runs}
         phases = outcome.progress()
+    except NetworkError as error:
+        return {m.STATUS: m.STATUS_FAILED, m.REASON: str(error)}
     finally:
         for path in work.glob(f"{spec.config_id}.*"):
             if path != spec_path:
@@ -201,6 +210,8 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     trainers = [run for run in outcome.runs if run.task.trainer]
     fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
               m.CLUSTER: job_counts(tasks), m.PORT_RETRIES: outcome.attempts - 1}
+    if hosts.check is not None:
+        fields |= {m.LINK_MEASURED_BYTES_PER_S: hosts.check.bytes_per_s, m.LINK_CHECK_METHOD: hosts.check.method}
     if outcome.stopped is not None:
         last = ", ".join(f"{name}: {phase or 'not started'}" for name, phase in phases.items())
         what = {"timeout": f"timed out after {spec.timeout_s:g} s",

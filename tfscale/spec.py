@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfscale.axes import STRATEGIES, replicas_of
+from tfscale.netsim.rate import parse_rate
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class RunSpec:
     bytes_per_pack: int | None
     num_ps: int | None
     partitioner: str | None
+    network_link: str | None  # simulated hosts: each node's link rate (tc syntax); None = loopback
     nodes: int
     devices_per_node: int
     parallelism: str
@@ -79,6 +81,11 @@ class RunSpec:
     def cluster(self) -> bool:
         """Runs as a cluster of processes, one per TF task (MultiWorkerMirrored, ParameterServer)."""
         return STRATEGIES[self.strategy].cluster
+
+    @property
+    def link_bytes_per_s(self) -> float | None:
+        """The simulated link's configured rate per node and direction, bytes/s (None: loopback)."""
+        return None if self.network_link is None else parse_rate(self.network_link)
 
     @property
     def device_kind(self) -> str:

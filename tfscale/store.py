@@ -24,14 +24,24 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 
 # Record schema history:
 #   1 (tfscale 0.1.0): first layout, the columns of tfscale.metrics.RECORD_COLUMNS.
-SCHEMA_VERSION = 1
+#   2 (tfscale 0.2.0): simulated hosts: network_link, link_bytes_per_s, link_measured_bytes_per_s,
+#     link_check_method (all empty for version-1 records, which ran over loopback); status may be "skipped".
+SCHEMA_VERSION = 2
 
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
 LOGS_DIR = "logs"
 
-# update_to_N takes a record of version N-1 and returns it as version N. None yet: version 1 is the first.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def update_to_2(record: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 records ran over loopback: no simulated link."""
+    return {**record, "network_link": None, "link_bytes_per_s": None, "link_measured_bytes_per_s": None,
+            "link_check_method": None}
+
+
+# update_to_N takes a record of version N-1 and returns it as version N.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2}
 
 
 class RecordWarning(UserWarning):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tfscale.axes import ALL_KEYS, AXES, SETTINGS, ZOO_MODELS, Axis
 from tfscale.errors import SuiteError
+from tfscale.netsim.rate import parse_rate
 
 _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -37,6 +38,15 @@ class CommbenchSettings(BaseModel):
     warmup: int = Field(3, ge=1)
 
 
+class NetworkSettings(BaseModel):
+    """Suite option `network`: `{simulate: true, link: 1gbit}` (or a list of rates, swept as an axis) is the same
+    as setting `network_link` in `defaults` (or `matrix`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    simulate: bool = False
+    link: str | list[str] = "1gbit"
+
+
 class Suite(BaseModel):
     """A validated suite. `path` is where it was read from (for messages and user-model imports)."""
 
@@ -50,6 +60,7 @@ class Suite(BaseModel):
     include: list[dict[str, Any]] = Field(default_factory=list)
     models: dict[str, UserModel] = Field(default_factory=dict)
     commbench: CommbenchSettings | None = None
+    network: NetworkSettings | None = None
     path: str = ""
 
     @field_validator("commbench", mode="before")
@@ -92,8 +103,35 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         suite = Suite(**data, path=source)
     except ValidationError as e:
         raise SuiteError(f"{source}: {_pydantic_line(e)}") from None
+    _apply_network(suite, source)
     _check_values(suite, source)
     return suite
+
+
+def _apply_network(suite: Suite, source: str) -> None:
+    """Turn the suite option `network` into the axis `network_link` (a default, or a matrix axis for a list), and
+    an include entry's own `network` into its network_link."""
+    for i, entry in enumerate(suite.include):
+        if "network" in entry:
+            try:
+                option = NetworkSettings(**entry.pop("network")) if isinstance(entry.get("network"), dict) else None
+            except ValidationError as e:
+                raise SuiteError(f"{source}: include[{i}].network.{_pydantic_line(e)}") from None
+            if option is None or isinstance(option.link, list):
+                raise SuiteError(f"{source}: include[{i}].network: give {{simulate: true, link: RATE}} with one "
+                                 "rate (a list of rates belongs in the suite's `network` or in matrix.network_link)")
+            entry["network_link"] = option.link if option.simulate else None
+    if suite.network is None or not suite.network.simulate:
+        return
+    if "network_link" in suite.defaults or "network_link" in suite.matrix:
+        raise SuiteError(f"{source}: network: the links are also given as network_link; give them in one place")
+    links = suite.network.link
+    if isinstance(links, list):
+        if not links:
+            raise SuiteError(f"{source}: network.link: empty list; give at least one rate such as 1gbit")
+        suite.matrix["network_link"] = list(links)
+    else:
+        suite.defaults["network_link"] = links
 
 
 def _pydantic_line(e: ValidationError) -> str:
@@ -153,6 +191,12 @@ def check_value(where: str, key: str, value: Any, models: tuple[str, ...], sourc
         if value not in models:
             raise SuiteError(f"{source}: {where}: unknown model {value!r}; allowed: {', '.join(models)} "
                              "(user models are declared under `models`)")
+        return
+    if key == "network_link":
+        try:
+            parse_rate(value)
+        except ValueError as error:
+            raise SuiteError(f"{source}: {where}: {error}") from None
         return
     if axis.choices is not None and value not in axis.choices:
         what = "strategy" if key == "strategy" else "value"

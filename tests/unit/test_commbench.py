@@ -37,7 +37,8 @@ def test_topologies():
                                "include: [{strategy: mirrored, devices_per_node: 2}]\n", "t")).specs
     assert [topology(s) for s in specs[:3]] == [None, None, None]  # one replica each, and PS
     assert topology(specs[3]) == {"device": "cpu", "strategy": "mirrored", "nodes": 1, "devices_per_node": 2,
-                                  "cross_device_ops": None, "collective": None, "bytes_per_pack": None}
+                                  "cross_device_ops": None, "collective": None, "bytes_per_pack": None,
+                                  "network_link": None}
 
 
 def test_topology_spec_applies_the_plan_checks():

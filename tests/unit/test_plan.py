@@ -155,5 +155,5 @@ def test_nccl_is_allowed_on_gpu():
 def test_plan_rows():
     rows = plan_rows(plan_of("name: p\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n"))
     assert rows == [{"config_id": rows[0]["config_id"], "model": "mlp/small", "strategy": "mirrored", "nodes": 1,
-                     "dev/node": 2, "replicas": 2, "batch": "32 weak", "global": 64, "precision": "float32",
+                     "dev/node": 2, "replicas": 2, "link": "", "batch": "32 weak", "global": 64, "precision": "float32",
                      "jit": "off", "opt": "sgd", "steps": "3+20", "timeout_s": "600"}]

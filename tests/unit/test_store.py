@@ -29,7 +29,7 @@ def test_torn_last_line_is_skipped_with_a_warning_naming_file_and_line(tmp_path)
 def test_newer_schema_is_a_clear_error(tmp_path):
     path = tmp_path / "records.jsonl"
     path.write_text(json.dumps({"config_id": "a", "schema_version": store.SCHEMA_VERSION + 1}) + "\n")
-    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 2 is newer"):
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 3 is newer"):
         list(store.read_records(path))
 
 

@@ -10,6 +10,7 @@ import click
 
 from tfscale._version import __version__
 from tfscale.cli import (
+    clean_net_cmd,
     commbench_cmd,
     compare_cmd,
     env_cmd,
@@ -44,7 +45,8 @@ def cli(debug: bool) -> None:
 
 
 for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch,
-                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export, predict_cmd.predict):
+                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export, predict_cmd.predict,
+                clean_net_cmd.clean_net):
     cli.add_command(command)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tfscale.plan import expand, plan_rows
+from tfscale.netsim.network import unavailable_reason
+from tfscale.plan import expand, network_note, plan_rows
 from tfscale.suite import load_suite
 from tfscale.textable import format_table
 
@@ -18,3 +19,6 @@ def plan(suite_file: str) -> None:
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
     click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device})"
                f"{collapsed}")
+    note = network_note(result, unavailable_reason())
+    if note:
+        click.echo(note, err=True)

@@ -17,7 +17,8 @@ import click
 
 from tfscale import metrics as m
 from tfscale.errors import TfscaleError
-from tfscale.plan import expand
+from tfscale.netsim.network import unavailable_reason
+from tfscale.plan import expand, network_note
 from tfscale.suite import load_suite
 
 INTERRUPTED_EXIT = 130
@@ -25,8 +26,10 @@ INTERRUPTED_EXIT = 130
 
 def _hard_stop(signum, frame) -> None:
     from tfscale.launch.local import kill_live_now
+    from tfscale.netsim.network import remove_live_networks
 
     kill_live_now()
+    remove_live_networks()
     sys.stderr.write("tfscale: interrupted again: workers killed\n")
     sys.stderr.flush()
     import os
@@ -71,6 +74,9 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
     if has_records and not resume:
         raise TfscaleError(f"{folder}: this run already has records; resume it (--resume, --rerun-failed) or "
                            "start a new one (--fresh)")
+    note = network_note(plan, unavailable_reason())
+    if note:
+        click.echo(note, err=True)
     check_user_models(plan)
     pending = pending_specs(plan, folder, rerun_failed)
     kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
@@ -99,7 +105,7 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
 
     if not no_report:
         _report(result.run_dir, Path(reports_dir) / f"{plan.suite.name}.html")
-    failed = [r for r in result.records if r[m.STATUS] != m.STATUS_OK]
+    failed = [r for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)]
     if failed:
         click.echo(f"{len(failed)} of {len(result.records)} configs did not succeed (see the report's warnings)",
                    err=True)

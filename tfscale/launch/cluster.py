@@ -1,5 +1,6 @@
 """Cluster launcher: one process per TF task (MultiWorkerMirrored workers; ParameterServer chief, workers and
-parameter servers), each with its own TF_CONFIG, all bound to 127.0.0.1 on ports picked here.
+parameter servers), each with its own TF_CONFIG, on ports picked here, all bound to 127.0.0.1 or, on simulated
+hosts, each to its node's address inside its node's network namespace (a `Placement`).
 
 The launcher is also the watchdog: the config's timeout covers the whole cluster; the first task to fail stops
 all the others (survivors of a lost peer would otherwise wait up to an hour in TF); ParameterServer servers, which
@@ -57,6 +58,30 @@ def job_counts(tasks: list[Task]) -> dict[str, int]:
     return counts
 
 
+def node_of(task: Task, nodes: int) -> int:
+    """The node a task runs on: worker i on node i; the ParameterServer chief on node 0, server j on j mod nodes."""
+    return task.index % nodes if task.job in ("worker", "ps") else 0
+
+
+def _loopback(task: Task) -> str:
+    return HOST
+
+
+def _unwrapped(task: Task, argv: list[str]) -> list[str]:
+    return argv
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each task runs: its address in the cluster spec, and how its command is started there."""
+
+    address: Callable[[Task], str] = _loopback
+    wrap: Callable[[Task, list[str]], list[str]] = _unwrapped
+
+
+LOOPBACK = Placement()
+
+
 def pick_ports(count: int) -> list[int]:
     """Ports free on 127.0.0.1 right now (the OS picks; another process may still take one before TF binds)."""
     sockets, ports = [], []
@@ -72,10 +97,10 @@ def pick_ports(count: int) -> list[int]:
     return ports
 
 
-def cluster_spec(tasks: list[Task], ports: list[int]) -> dict[str, list[str]]:
+def cluster_spec(tasks: list[Task], ports: list[int], placement: Placement = LOOPBACK) -> dict[str, list[str]]:
     spec: dict[str, list[str]] = {}
     for task, port in zip(tasks, ports, strict=True):
-        spec.setdefault(task.job, []).append(f"{HOST}:{port}")
+        spec.setdefault(task.job, []).append(f"{placement.address(task)}:{port}")
     return spec
 
 
@@ -145,7 +170,7 @@ def _stalled(runs: list[TaskRun], stall_s: float | None, now: float) -> bool:
 
 
 def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], cluster: dict[str, list[str]],
-             deadline: float, watch: Watch) -> tuple[str | None, TaskRun | None]:
+             deadline: float, watch: Watch, placement: Placement) -> tuple[str | None, TaskRun | None]:
     """Start every task, watch them, stop them all. Returns (why it was stopped early: "timeout", "startup" or
     "stall", first failed task)."""
     processes: dict[str, subprocess.Popen] = {}
@@ -158,7 +183,7 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
             log = open(run.log_path, "ab")  # noqa: SIM115 (closed in finally, after the process is gone)
             logs.append(log)
             env = {**os.environ, "TF_CONFIG": tf_config(cluster, run.task), PROGRESS_ENV: str(run.progress_path)}
-            processes[run.task.name] = start_worker(argv_for(run), log, env)
+            processes[run.task.name] = start_worker(placement.wrap(run.task, argv_for(run)), log, env)
         startup_deadline = time.monotonic() + watch.startup_s
         while True:
             for run in runs:
@@ -188,7 +213,7 @@ def _attempt(runs: list[TaskRun], argv_for: Callable[[TaskRun], list[str]], clus
 
 def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], work_dir: Path, log_dir: Path,
                 prefix: str, watch: Watch, pick: Callable[[int], list[int]] | None = None,
-                max_attempts: int = MAX_ATTEMPTS) -> ClusterOutcome:
+                max_attempts: int = MAX_ATTEMPTS, placement: Placement = LOOPBACK) -> ClusterOutcome:
     """Run one cluster to completion (or failure, or timeout) and leave no process behind.
 
     `pick(n)` gives n ports (default: pick_ports, looked up at call time so tests can replace it)."""
@@ -200,11 +225,11 @@ def run_cluster(tasks: list[Task], argv_for: Callable[[TaskRun], list[str]], wor
     clashes: list[str] = []
     for attempt in range(1, max_attempts + 1):
         offsets = {r.task.name: r.log_path.stat().st_size if r.log_path.exists() else 0 for r in runs}
-        cluster = cluster_spec(tasks, pick(len(tasks)))
+        cluster = cluster_spec(tasks, pick(len(tasks)), placement)
         for run in runs:
             with open(run.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(cluster)}\n")
-        stopped, failed = _attempt(runs, argv_for, cluster, deadline, watch)
+        stopped, failed = _attempt(runs, argv_for, cluster, deadline, watch, placement)
         clashed = [r.task.name for r in runs
                    if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)]
         if failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
