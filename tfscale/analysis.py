@@ -115,7 +115,9 @@ def layout_label(row: pd.Series) -> str:
     text = f"{nodes} node{'s' * (nodes > 1)} x {per_node} device{'s' * (per_node > 1)}"
     if row[m.STRATEGY] == "parameter_server":
         text = f"{nodes} worker{'s' * (nodes > 1)} + {int(row[m.NUM_PS])} ps"
-    return text + (" [multi-node]" if nodes > 1 else "")
+    link = row.get(m.NETWORK_LINK)
+    where = f" [simulated hosts, {link} links]" if isinstance(link, str) and link else " [multi-node]"
+    return text + (where if nodes > 1 else "")
 
 
 def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
@@ -239,3 +241,33 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
             "efficiency": "" if _missing(r[m.SCALING_EFFICIENCY]) else f"{r[m.SCALING_EFFICIENCY]:.2f} {r[m.SCALING]}",
         })
     return rows
+
+
+NETWORK_METHOD = (
+    "Each simulated node is a Linux network namespace joined to the others by a bridge; its veth link is shaped "
+    "with tc tbf to link_bytes_per_s in each direction. link_measured_bytes_per_s: TCP goodput of a plain "
+    "transfer node 0 -> node 1 just before the config (at most about 0.96 of the link: TCP/IP headers). "
+    "busbw / link: the isolated all-reduce's bus bandwidth over the link rate; 1.0 is the link's limit. "
+    "comm vs loopback: isolated all-reduce time over that of the same workload and layout on unshaped loopback.")
+
+
+def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ok configs on simulated hosts with busbw / link and their all-reduce time against loopback; `frame` has
+    gone through add_scaling."""
+    ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.NETWORK_LINK].notna()].copy()
+    if ok.empty:
+        return ok.assign(**{m.BUSBW_LINK_FRACTION: [], "check_link_fraction": [], "comm_vs_loopback": []})
+    link = pd.to_numeric(ok[m.LINK_BYTES_PER_S], errors="coerce")
+    ok[m.BUSBW_LINK_FRACTION] = pd.to_numeric(ok[m.BUSBW_BYTES_PER_S], errors="coerce") / link
+    ok["check_link_fraction"] = pd.to_numeric(ok[m.LINK_MEASURED_BYTES_PER_S], errors="coerce") / link
+    loopback = {}
+    plain = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.NETWORK_LINK].isna()]
+    for _, row in plain.iterrows():
+        loopback[(*_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])] = row[m.COMM_TIME_ISOLATED_S]
+    ratios = []
+    for _, row in ok.iterrows():
+        base = _number(loopback.get((*_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])))
+        shaped = _number(row[m.COMM_TIME_ISOLATED_S])
+        ratios.append(shaped / base if shaped is not None and base else math.nan)
+    ok["comm_vs_loopback"] = ratios
+    return ok.sort_values([m.MODEL, m.NODES, m.LINK_BYTES_PER_S])

@@ -154,3 +154,40 @@ def test_an_include_entry_may_name_its_own_network():
                     "n.yaml")
     with pytest.raises(SuiteError, match=r"n.yaml: include\[0\].network.speed: unknown key"):
         parse_suite("name: n\nmatrix: {nodes: [2]}\ninclude: [{network: {speed: 1}}]\n", "n.yaml")
+
+
+def test_without_privileges_a_simulated_config_is_skipped_with_the_reason(monkeypatch, tmp_path):
+    from tfscale import runner
+
+    monkeypatch.setattr(runner, "unavailable_reason", lambda: "simulated networking is unavailable: needs root")
+    spec = expand(parse_suite(SUITE, "n.yaml")).specs[1]
+    record = runner.run_config(spec, tmp_path, "r")
+    assert (record["status"], record["reason"]) == ("skipped", "simulated networking is unavailable: needs root")
+    assert (record["network_link"], record["link_bytes_per_s"], record["step_time_median_s"]) == (
+        "100mbit", 12.5e6, None)
+    assert list((tmp_path / "logs").iterdir()) == []  # nothing was started
+
+
+def test_network_rows_relate_busbw_to_the_link_and_to_loopback():
+    import pandas as pd
+
+    from tfscale import metrics as m
+    from tfscale.analysis import add_scaling, layout_label, network_rows
+
+    base = dict.fromkeys(m.RECORD_COLUMNS) | {
+        m.RUN_ID: "r", m.DEVICE: "cpu", m.MODEL: "mlp", m.MODEL_SIZE: "small", m.PRECISION: "float32",
+        m.BATCH_POLICY: "weak", m.BATCH_SIZE: 16, m.JIT: False, m.OPTIMIZER: "sgd", m.STATUS: "ok",
+        m.STRATEGY: "multi_worker_mirrored", m.NODES: 2, m.DEVICES_PER_NODE: 1, m.DEVICES: 2,
+        m.STEP_TIME_MEDIAN_S: 0.1, m.THROUGHPUT_EXAMPLES_PER_S: 320.0, m.DEVICE_KIND: "cpu-logical"}
+    frame = pd.DataFrame([
+        base | {m.CONFIG_ID: "loop", m.COMM_TIME_ISOLATED_S: 0.05},
+        base | {m.CONFIG_ID: "slow", m.NETWORK_LINK: "100mbit", m.LINK_BYTES_PER_S: 12.5e6,
+                m.LINK_MEASURED_BYTES_PER_S: 11.875e6, m.BUSBW_BYTES_PER_S: 10e6, m.COMM_TIME_ISOLATED_S: 0.75},
+        base | {m.CONFIG_ID: "bad", m.STATUS: "skipped", m.NETWORK_LINK: "1gbit"},
+    ])
+    rows = network_rows(add_scaling(frame))
+    assert list(rows[m.CONFIG_ID]) == ["slow"]
+    row = rows.iloc[0]
+    assert (row[m.BUSBW_LINK_FRACTION], row["check_link_fraction"], row["comm_vs_loopback"]) == (0.8, 0.95, 15.0)
+    assert layout_label(frame.iloc[1]) == "2 nodes x 1 device [simulated hosts, 100mbit links]"
+    assert layout_label(frame.iloc[0]) == "2 nodes x 1 device [multi-node]"

@@ -15,10 +15,12 @@ from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.analysis import (
     BREAKDOWN_METHOD,
+    NETWORK_METHOD,
     add_scaling,
     comm_crosscheck,
     layout_comparison,
     loss_breakdown,
+    network_rows,
     warnings_for,
 )
 from tfscale.commbench import COMMBENCH_FILE
@@ -27,7 +29,7 @@ from tfscale.store import find_records_files, load_env, load_results, read_recor
 
 TEMPLATE = Path(__file__).with_name("template.html")
 TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
-                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.NODES, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
+                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.NODES, m.NETWORK_LINK, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
                  m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
                  m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
                  m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
@@ -120,6 +122,23 @@ def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+NETWORK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.NODES, m.NETWORK_LINK, m.LINK_BYTES_PER_S,
+                   m.LINK_MEASURED_BYTES_PER_S, "check_link_fraction", m.GRAD_BYTES, m.COMM_TIME_ISOLATED_S,
+                   m.BUSBW_BYTES_PER_S, m.BUSBW_LINK_FRACTION, "comm_vs_loopback", m.STEP_TIME_MEDIAN_S,
+                   m.SCALING_EFFICIENCY)
+
+
+def network_section(frame: pd.DataFrame) -> str:
+    rows = network_rows(frame)
+    if rows.empty:
+        return ("<p>No config ran on simulated hosts (suite option <code>network: {simulate: true, link: "
+                "1gbit}</code> or the axis <code>network_link</code>; needs root).</p>")
+    return "\n".join(p for p in [
+        f'<p class="method">{html.escape(NETWORK_METHOD)}</p>', _plot(figures.link_fraction_figure(rows)),
+        _plot(figures.efficiency_vs_link_figure(rows)),
+        f'<div class="tablewrap">{records_table(rows, NETWORK_COLUMNS)}</div>'] if p)
+
+
 TELEMETRY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.HOST_CPU_UTIL_MEAN, m.NET_BYTES_PER_S,
                      m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES, m.GPU_POWER_MEAN_W, m.TELEMETRY_SAMPLES,
                      m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE, m.TELEMETRY_PATH)
@@ -202,6 +221,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
         "{{layouts}}": layout_section(layout_comparison(frame)),
         "{{comm}}": comm_section(frame, sweeps or []),
         "{{loss}}": loss_section(frame),
+        "{{network}}": network_section(frame),
         "{{prediction}}": prediction_section(frame),
         "{{telemetry}}": telemetry_section(frame, series or {}),
         "{{env}}": env_section(envs),

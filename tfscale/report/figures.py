@@ -20,7 +20,9 @@ def workload_label(row: pd.Series) -> str:
 def strategy_label(row: pd.Series) -> str:
     ops = row.get(m.CROSS_DEVICE_OPS)
     nodes = f" {row[m.NODES]} nodes" if row[m.NODES] > 1 else ""
-    return row[m.STRATEGY] + ("" if pd.isna(ops) or not ops else f" ({ops})") + nodes
+    link = row.get(m.NETWORK_LINK)
+    link = f" @{link}" if isinstance(link, str) and link else ""
+    return row[m.STRATEGY] + ("" if pd.isna(ops) or not ops else f" ({ops})") + nodes + link
 
 
 def config_label(row: pd.Series) -> str:
@@ -167,10 +169,15 @@ def busbw_figure(sweeps: list[dict]) -> go.Figure | None:
         return None
     fig = go.Figure()
     for sweep in sweeps:
+        link = sweep.get("network_link")
         name = (f"{sweep['strategy']} {sweep['nodes']}x{sweep['devices_per_node']} {sweep['device']}"
-                f" ({sweep['replicas']} replicas)")
-        fig.add_trace(go.Scatter(x=[r["size_bytes"] for r in sweep["rows"]], mode="lines+markers", name=name,
+                f" ({sweep['replicas']} replicas)" + (f" @{link}" if link else ""))
+        sizes = [r["size_bytes"] for r in sweep["rows"]]
+        fig.add_trace(go.Scatter(x=sizes, mode="lines+markers", name=name,
                                  y=[r["busbw_bytes_per_s"] / 1e9 for r in sweep["rows"]]))
+        if sweep.get("link_bytes_per_s"):  # the simulated link's limit, to read the curve against
+            fig.add_trace(go.Scatter(x=[sizes[0], sizes[-1]], y=[sweep["link_bytes_per_s"] / 1e9] * 2,
+                                     mode="lines", line={"dash": "dash"}, name=f"link {link} (limit)"))
     fig.update_layout(title="All-reduce bus bandwidth vs message size (commbench; busbw = S/t x 2(n-1)/n)",
                       xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=420)
     fig.update_xaxes(type="log", dtick="D2")
@@ -204,4 +211,33 @@ def loss_figure(rows: pd.DataFrame) -> go.Figure | None:
     fig.update_layout(barmode="relative", title="Where the efficiency went: gap to the ideal step, as a fraction of "
                       "the measured step (the bars add up to the gap)", yaxis_title="fraction of the step",
                       height=480, xaxis_tickangle=-30, margin={"b": 160})
+    return fig
+
+
+def link_fraction_figure(rows: pd.DataFrame) -> go.Figure | None:
+    """Per config on simulated hosts: busbw of the isolated all-reduce and the TCP check, over the link rate."""
+    if rows.empty:
+        return None
+    labels = [config_label(r) for _, r in rows.iterrows()]
+    fig = go.Figure([go.Bar(name="all-reduce busbw / link", x=labels, y=rows[m.BUSBW_LINK_FRACTION]),
+                     go.Bar(name="TCP check / link", x=labels, y=rows["check_link_fraction"])])
+    fig.add_hline(y=1.0, line_dash="dash", annotation_text="link rate")
+    fig.update_layout(title="Bandwidth reached on simulated hosts, as a fraction of the shaped link",
+                      yaxis_title="fraction of link rate", barmode="group", height=480, xaxis_tickangle=-30,
+                      margin={"b": 180})
+    return fig
+
+
+def efficiency_vs_link_figure(rows: pd.DataFrame) -> go.Figure | None:
+    """Scaling efficiency against link rate, one curve per model and node count."""
+    rows = rows[rows[m.SCALING_EFFICIENCY].notna()].copy()
+    if rows.empty:
+        return None
+    rows["curve"] = rows.apply(lambda r: f"{workload_label(r)}, {r[m.STRATEGY]} {r[m.NODES]} nodes", axis=1)
+    rows["link_gbit_s"] = rows[m.LINK_BYTES_PER_S].astype(float) * 8 / 1e9
+    fig = px.line(rows.sort_values("link_gbit_s"), x="link_gbit_s", y=m.SCALING_EFFICIENCY, color="curve",
+                  markers=True, hover_data=[m.CONFIG_ID, m.NETWORK_LINK, m.STEP_TIME_MEDIAN_S],
+                  labels={"link_gbit_s": "link rate per node (Gbit/s)", "curve": ""})
+    fig.update_layout(title="Scaling efficiency vs link rate (simulated hosts)", height=440)
+    fig.update_xaxes(type="log")
     return fig

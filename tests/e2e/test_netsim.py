@@ -1,0 +1,70 @@
+"""Simulated hosts on real network namespaces and shaped links (needs root: skipped elsewhere, with the reason)."""
+
+import json
+import signal
+import time
+
+import pytest
+
+from tfscale.cli import cli
+from tfscale.netsim.network import list_links, list_namespaces, unavailable_reason
+
+from .procs import workers_left
+from .test_faults import tfscale, wait_for
+
+REASON = unavailable_reason()
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+
+# mlp/small: 7.45 MB of gradients, so the 100 mbit link (12.5 MB/s) dominates its all-reduce.
+SUITE = """
+name: netsim
+device: cpu
+defaults: {model: mlp, model_size: small, strategy: multi_worker_mirrored, nodes: 2, batch_size: 16, steps: 3,
+           warmup_steps: 1, comm_steps: 2, timeout_s: 150, telemetry_hz: 0}
+matrix:
+  network_link: [null, 100mbit]
+"""
+
+
+def tfscale_names() -> set[str]:
+    return {n for n in list_namespaces() if n.startswith("tfscale-")} | {n for n in list_links()
+                                                                        if n.startswith("tfs")}
+
+
+def test_shaped_link_slows_the_all_reduce_and_nothing_is_left(runner, tmp_path):
+    before = tfscale_names()
+    (tmp_path / "netsim.yaml").write_text(SUITE)
+    result = runner.invoke(cli, ["run", str(tmp_path / "netsim.yaml"), "--results-dir", str(tmp_path / "results"),
+                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "n"])
+    assert result.exit_code == 0, result.output
+    loopback, shaped = [json.loads(line) for line in
+                        (tmp_path / "results" / "netsim" / "n" / "records.jsonl").read_text().splitlines()]
+    assert (loopback["status"], shaped["status"]) == ("ok", "ok")
+    assert (loopback["network_link"], loopback["link_bytes_per_s"], loopback["link_measured_bytes_per_s"]) == (
+        None, None, None)
+    assert (shaped["network_link"], shaped["link_bytes_per_s"]) == ("100mbit", 12.5e6)
+    # TCP carries at most 1448 payload bytes per 1514-byte frame: 0.956 of the link
+    assert 0.7 * 12.5e6 < shaped["link_measured_bytes_per_s"] < 0.97 * 12.5e6
+    assert shaped["grad_bytes"] > 4e6
+    ratio = shaped["comm_time_isolated_s"] / loopback["comm_time_isolated_s"]
+    assert ratio >= 3, f"isolated all-reduce only {ratio:.1f}x slower on 100 mbit than on loopback"
+    # 2 nodes: each sends 2(n-1)/n x grad_bytes per all-reduce: a shaped link bounds busbw by its rate
+    assert shaped["busbw_bytes_per_s"] < 12.5e6
+    assert "busbw / link" in (tmp_path / "reports" / "netsim.html").read_text()
+    assert tfscale_names() <= before
+    assert workers_left(tmp_path) == []
+
+
+def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
+    before = tfscale_names()
+    (tmp_path / "netsim.yaml").write_text(SUITE.replace("steps: 3,", "steps: 300,").replace("null, ", ""))
+    parent = tfscale("run", "netsim.yaml", "--run-id", "i", "--no-report", cwd=tmp_path)
+    wait_for(lambda: tfscale_names() - before, 60, "the simulated network")
+    wait_for(lambda: list((tmp_path / "results" / "netsim" / "i" / "work").glob("*.worker-1.progress")), 120,
+             "the cluster to form")
+    time.sleep(1)
+    parent.send_signal(signal.SIGINT)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 130, err
+    assert tfscale_names() <= before
+    assert workers_left(tmp_path) == []
