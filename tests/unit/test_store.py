@@ -105,3 +105,9 @@ def test_files_that_are_not_records_are_a_clear_error(tmp_path):
     (tmp_path / "records.jsonl").write_text("garbage\n")
     with pytest.warns(store.RecordWarning), pytest.raises(ResultsError, match="no readable records"):
         store.load_records(tmp_path)
+
+
+def test_version_1_records_are_upgraded_to_loopback_without_a_link():
+    upgraded = store.upgrade({"schema_version": 1, "config_id": "a", "status": "ok"})
+    assert upgraded == {"schema_version": 2, "config_id": "a", "status": "ok", "network_link": None,
+                        "link_bytes_per_s": None, "link_measured_bytes_per_s": None, "link_check_method": None}

@@ -24,7 +24,7 @@ from tfscale.netsim.rate import parse_rate, tbf_burst_bytes
 NAMESPACE_PREFIX = "tfscale-"
 IFACE_PREFIX = "tfs"  # interface names are limited to 15 characters: tfs + 6 hex + role + node
 SUBNET = "10.213.0"  # each network is its own bridge (layer 2 island): runs may reuse the range without clashing
-TBF_LATENCY = "100ms"  # longest a packet waits in the bucket queue (5 ms and 20 ms changed 1 gbit busbw by < 5 %)
+TBF_LATENCY = "100ms"  # longest a packet waits in the bucket queue (10 ms changed busbw by no more than the noise)
 COMMAND_TIMEOUT_S = 30.0
 TOOLS = ("ip", "tc", "nsenter")
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21  # capability bits (linux/capability.h); netns add needs SYS_ADMIN to mount
