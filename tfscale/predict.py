@@ -1,6 +1,6 @@
 """Predict step time, throughput and efficiency at device counts that were not run. Pure (pandas, no TF).
 
-Model, per workload and strategy of a sweep: step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is
+Model, per workload, strategy and link (simulated hosts) of a sweep: step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is
 fitted by least squares to the compute-only step measured at each N and the 1-device baseline's median step T1 at
 N = 1, linear in N for weak scaling (replicas sharing cores slow each other down; on separate devices the slope
 comes out near 0) and in 1/N for strong scaling; with T1 alone it is T1 (weak) or T1 / N (strong). alpha and beta
@@ -35,15 +35,23 @@ def _scaled(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _groups(frame: pd.DataFrame):
+    """Per workload, strategy and link (each topology has its own alpha and beta): (strategy, first multi-device
+    row, 1-device median step, multi-device rows with exposed communication)."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
     steps = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
-    for (_, strategy), group in ok.groupby([ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1),
-                                            m.STRATEGY]):
+    links = ok[m.NETWORK_LINK].fillna("") if m.NETWORK_LINK in ok else pd.Series("", index=ok.index)
+    for (_, strategy, _), group in ok.groupby([ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1),
+                                               m.STRATEGY, links]):
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)
         if multi.empty:
             continue
         first = multi.iloc[0]
         yield strategy, first, float(steps[first[m.BASELINE_CONFIG_ID]]), multi
+
+
+def _link(row: pd.Series) -> str | None:
+    link = row.get(m.NETWORK_LINK)
+    return link if isinstance(link, str) else None
 
 
 def _predict(first: pd.Series, t1: float, points: pd.DataFrame, n: int) -> dict:
@@ -73,7 +81,8 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     for strategy, first, t1, multi in _groups(frame):
         for n in devices:
             rows.append({m.MODEL: first[m.MODEL], m.MODEL_SIZE: first[m.MODEL_SIZE], m.STRATEGY: strategy,
-                         m.SCALING: first[m.SCALING], m.DEVICES: n, "fitted_on": list(multi[m.DEVICES]),
+                         m.NETWORK_LINK: _link(first), m.SCALING: first[m.SCALING], m.DEVICES: n,
+                         "fitted_on": list(multi[m.DEVICES]),
                          **_predict(first, t1, multi, n)})
     return pd.DataFrame(rows)
 
@@ -87,7 +96,8 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
         guess = _predict(first, t1, rest, int(held[m.DEVICES]))
-        rows.append({m.MODEL: first[m.MODEL], m.STRATEGY: strategy, m.DEVICES: int(held[m.DEVICES]),
+        rows.append({m.MODEL: first[m.MODEL], m.STRATEGY: strategy, m.NETWORK_LINK: _link(first),
+                     m.DEVICES: int(held[m.DEVICES]),
                      "fitted_on": list(rest[m.DEVICES]), "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
                      "predicted_step_s": guess["predicted_step_s"],
                      "error": guess["predicted_step_s"] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0})

@@ -159,4 +159,4 @@ def test_predict_prints_predictions_and_the_holdout_check(runner):
     assert sum(1 for line in lines if line.startswith("hold-out: ")) == 6  # 3 models x mirrored, central_storage
     assert any(" 16 " in line and "mirrored" in line for line in lines)
     assert sum(1 for line in lines if line.split()[2:3] == ["64"]) == 7  # the 6 above and MWMS (one N: no hold-out)
-    assert lines[-1].startswith("method: Model, per workload and strategy")
+    assert lines[-1].startswith("method: Model, per workload, strategy and link")

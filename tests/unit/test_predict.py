@@ -48,3 +48,16 @@ def test_compute_growth_with_devices_is_fitted_when_measured():
     [row] = holdout(frame).to_dict("records")
     # compute fitted through (1, 10 ms), (2, 12 ms): 16 ms at N=4, plus 4.5 ms of communication
     assert row["predicted_step_s"] == pytest.approx(0.016 + 0.0045)
+
+
+def test_each_link_is_its_own_topology():
+    fast = sweep()
+    slow = pd.DataFrame([rec("s2", 2, 0.110, 0.100), rec("s4", 4, 0.160, 0.150)])
+    slow["network_link"] = "100mbit"
+    fast["network_link"] = None
+    rows = holdout(pd.concat([fast, slow], ignore_index=True)).to_dict("records")
+    assert [(r["network_link"], r["fitted_on"]) for r in rows][1] == ("100mbit", [2])
+    assert pd.isna(rows[0]["network_link"]) and rows[0]["fitted_on"] == [2]
+    # the slow link's fit: through (0, 0) and (1e6, 100 ms): comm(4) = 150 ms, + 10 ms compute = 160 ms
+    assert rows[1]["predicted_step_s"] == pytest.approx(0.160)
+    assert rows[0]["predicted_step_s"] == pytest.approx(0.0145)  # unchanged by the other link's points

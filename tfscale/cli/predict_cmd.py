@@ -23,13 +23,20 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
     if rows.empty:
         click.echo("nothing to predict: no multi-device config with measured communication and a baseline")
         return
+    links = any(_link(r) for _, r in rows.iterrows())  # a link column only where simulated hosts were run
     click.echo(format_table([{
-        "model": r["model"], "strategy": r["strategy"], "devices": r["devices"], "fitted_on": r["fitted_on"],
+        "model": r["model"], "strategy": r["strategy"], **({"link": _link(r)} if links else {}),
+        "devices": r["devices"], "fitted_on": r["fitted_on"],
         "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}", "examples/s": f"{r['predicted_throughput']:.0f}",
         "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}"} for _, r in rows.iterrows()]))
     checks = holdout(frame)
     for _, r in checks.iterrows():
-        click.echo(f"hold-out: {r['model']} {r['strategy']} x{r['devices']} predicted from {r['fitted_on']}: "
+        link = f" @{_link(r)}" if _link(r) else ""
+        click.echo(f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
                    f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
                    f"({r['error']:+.1%})")
     click.echo(f"method: {METHOD}")
+
+
+def _link(row) -> str:
+    return row["network_link"] if isinstance(row["network_link"], str) else ""

@@ -105,7 +105,7 @@ def prediction_section(frame: pd.DataFrame) -> str:
     if checks.empty:
         return ("<p>No hold-out check: it needs a workload and strategy measured at two or more device counts "
                 "above one, with communication timed.</p>")
-    columns = (m.MODEL, m.STRATEGY, m.DEVICES, "fitted_on", "measured_step_s", "predicted_step_s", "error")
+    columns = (m.MODEL, m.STRATEGY, m.NETWORK_LINK, m.DEVICES, "fitted_on", "measured_step_s", "predicted_step_s", "error")
     return (f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 16 64</code> '
             f"predicts other counts.</p>" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns))
 
