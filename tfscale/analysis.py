@@ -271,3 +271,29 @@ def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
         ratios.append(shaped / base if shaped is not None and base else math.nan)
     ok["comm_vs_loopback"] = ratios
     return ok.sort_values([m.MODEL, m.NODES, m.LINK_BYTES_PER_S])
+
+
+CONFIG_AXES = (m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE, m.BYTES_PER_PACK,
+               m.NUM_PS, m.PARTITIONER, m.NETWORK_LINK, m.NODES, m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE,
+               m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER)
+
+
+def condense(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct ok config over many runs, for the report's plots: numeric columns are the median over
+    the runs, step_times_s the list of the runs' median steps, the CI columns the lowest and highest of those
+    medians (so error bars show run-to-run spread), run_id "<k> runs". `frame` has gone through add_scaling."""
+    ok = frame[frame[m.STATUS] == m.STATUS_OK]
+    if ok.empty:
+        return ok
+    keys = [c for c in CONFIG_AXES if c in ok]
+    numeric = [c for c in ok.columns if c not in keys and pd.api.types.is_numeric_dtype(ok[c])
+               and not pd.api.types.is_bool_dtype(ok[c])]
+    groups = ok.groupby(keys, dropna=False, sort=False)
+    out = groups.first()
+    out[numeric] = groups[numeric].median()
+    medians = groups[m.STEP_TIME_MEDIAN_S]
+    out[m.STEP_TIME_CI95_LOW_S] = medians.min()
+    out[m.STEP_TIME_CI95_HIGH_S] = medians.max()
+    out[m.STEP_TIMES_S] = medians.agg(list)
+    out[m.RUN_ID] = groups[m.RUN_ID].nunique().map(lambda k: f"{k} runs")
+    return out.reset_index()[list(frame.columns)]

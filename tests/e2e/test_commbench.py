@@ -6,6 +6,7 @@ import pytest
 
 from tfscale.cli import cli
 from tfscale.comm import fit_alpha_beta
+from tfscale.store import SCHEMA_VERSION
 
 from .procs import workers_left
 
@@ -25,7 +26,7 @@ def test_commbench_prints_and_stores_the_size_table(runner, tmp_path, args, repl
     assert [int(row[0]) for row in table] == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
     [stored] = [json.loads(line) for line in (tmp_path / "commbench" / "c" / "commbench.jsonl").read_text()
                 .splitlines()]
-    assert stored["replicas"] == replicas and stored["schema_version"] == 1
+    assert stored["replicas"] == replicas and stored["schema_version"] == SCHEMA_VERSION
     n = replicas
     for row in stored["rows"]:
         assert row["time_s"] > 0

@@ -10,6 +10,7 @@ import pytest
 from tfscale import load_results
 from tfscale.cli import cli
 from tfscale.metrics import RECORD_COLUMNS
+from tfscale.store import SCHEMA_VERSION
 
 from .procs import workers_left
 
@@ -76,7 +77,7 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert set(RECORD_COLUMNS) <= set(r), set(RECORD_COLUMNS) - set(r)
         assert r["status"] == "ok", r["reason"]
         assert r["reason"] is None
-        assert r["schema_version"] == 1
+        assert r["schema_version"] == SCHEMA_VERSION
         assert r["device_kind"] == "cpu-logical"
         assert r["timed_steps"] == 6 and len(r["step_times_s"]) == 6
         times = sorted(r["step_times_s"])

@@ -150,3 +150,28 @@ def test_loss_breakdown_terms_add_up_to_the_gap():
     s = rows.loc["s"]  # strong: ideal = T1 / N = 2.5 ms; no communication measured: all of the gap is "rest"
     assert (s["ideal_step_s"], s["gap_s"], s["rest_s"]) == pytest.approx((0.0025, 0.0015, 0.0015))
     assert list(rows.index) == ["w", "s"]  # one-device configs have no gap to explain
+
+
+def test_condense_gives_one_row_per_config_with_the_median_and_spread_over_runs():
+    import pandas as pd
+
+    from tfscale.analysis import condense
+
+    def record(run, cid, step):
+        return {"config_id": cid, "run_id": run, "status": "ok", "device": "cpu", "model": "mlp",
+                "model_size": "tiny", "strategy": "mirrored", "nodes": 1, "devices_per_node": 2, "devices": 2,
+                "batch_size": 8, "batch_policy": "weak", "precision": "float32", "jit": False, "optimizer": "sgd",
+                "parallelism": "data", "network_link": None, "step_time_median_s": step,
+                "step_time_ci95_low_s": step * 0.9, "step_time_ci95_high_s": step * 1.1, "step_times_s": [step]}
+
+    frame = pd.DataFrame([record("r1", "a", 0.010), record("r2", "a", 0.030), record("r3", "a", 0.020),
+                          record("r1", "b", 1.0) | {"strategy": "central_storage"},
+                          record("r1", "c", 5.0) | {"status": "failed"}])
+    rows = condense(frame)
+    assert list(rows["strategy"]) == ["mirrored", "central_storage"]
+    first = rows.iloc[0]
+    assert (first["config_id"], first["run_id"], first["step_time_median_s"]) == ("a", "3 runs", 0.020)
+    assert (first["step_time_ci95_low_s"], first["step_time_ci95_high_s"]) == (0.010, 0.030)
+    assert first["step_times_s"] == [0.010, 0.030, 0.020]
+    assert rows.iloc[1]["run_id"] == "1 runs"
+    assert list(rows.columns) == list(frame.columns)
