@@ -39,7 +39,8 @@ def _groups(frame: pd.DataFrame):
     row, 1-device median step, multi-device rows with exposed communication)."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
     steps = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
-    links = ok[m.NETWORK_LINK].fillna("") if m.NETWORK_LINK in ok else pd.Series("", index=ok.index)
+    links = pd.Series([link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))],
+                      index=ok.index)
     for (_, strategy, _), group in ok.groupby([ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1),
                                                m.STRATEGY, links]):
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)

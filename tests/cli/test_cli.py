@@ -1,5 +1,7 @@
 """CLI behaviour through click's CliRunner: plan output, user errors (one line, exit 2), report rendering."""
 
+import base64
+import gzip
 import re
 import shutil
 from pathlib import Path
@@ -81,7 +83,9 @@ def test_report_from_committed_records(runner, tmp_path):
     # self-contained: plotly.js inlined once, no external scripts or stylesheets
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
     assert "<link" not in text
-    assert text.count("plotly.js v") == 1
+    # plotly.js packed once (gzip + base64), unpacked by the report's own loader
+    [packed] = re.findall(r'<script id="plotlyjs-gz" type="application/octet-stream">([^<]+)</script>', text)
+    assert gzip.decompress(base64.b64decode(packed)).decode().count("plotly.js v") == 1
     # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw, loss breakdown
     assert text.count('class="plotly-graph-div"') == 9
     assert "Where the efficiency went" in text

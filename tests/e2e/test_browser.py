@@ -47,3 +47,22 @@ def test_run_and_compare_reports_render_in_chromium(runner, tmp_path):
     assert runner.invoke(cli, ["compare", str(run), str(run), "-o", str(comparison)]).exit_code == 0
     assert_renders(report, tmp_path)
     assert_renders(comparison, tmp_path)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
+def test_many_runs_render_condensed_plots_and_a_paged_table(runner, tmp_path):
+    # 10 copies of the example run: plots show each config once (> 6 runs), the 230-row table is packed and paged
+    for i in range(10):
+        run = tmp_path / "quickstart" / f"r{i}"
+        shutil.copytree(DATA / "example-run", run)
+        lines = (run / "records.jsonl").read_text().replace('"run_id": "q"', f'"run_id": "r{i}"')
+        (run / "records.jsonl").write_text(lines)
+    report = tmp_path / "many.html"
+    assert runner.invoke(cli, ["report", str(tmp_path / "quickstart"), "-o", str(report)]).exit_code == 0
+    text = report.read_text()
+    assert "These 10 runs are shown one config at a time" in text
+    assert text.count('class="table-data"') >= 1
+    assert_renders(report, tmp_path)
+    done = chromium(report, tmp_path / "profile-table", "--dump-dom")
+    assert "rows 1-100 of 230" in done.stdout
+    assert done.stdout.count("<tr") > 100  # the first page of the packed table and the small tables

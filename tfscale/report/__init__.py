@@ -1,10 +1,20 @@
-"""One self-contained HTML report (plotly.js embedded once; viewable offline) from one or more runs."""
+"""One self-contained HTML report (plotly.js embedded once, gzip-compressed; viewable offline) from one or more runs.
+
+Size and speed at scale: plots are drawn from the figure JSON after plotly.js is unpacked in the browser; with more
+than MANY_RUNS runs the plots and section tables show one row per config (medians over the runs, run-to-run spread
+as error bars), and tables longer than INLINE_ROWS travel compressed and are paged in the browser.
+"""
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
+import itertools
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +28,7 @@ from tfscale.analysis import (
     NETWORK_METHOD,
     add_scaling,
     comm_crosscheck,
+    condense,
     layout_comparison,
     loss_breakdown,
     network_rows,
@@ -28,6 +39,40 @@ from tfscale.report import figures
 from tfscale.store import find_records_files, load_env, load_results, read_records
 
 TEMPLATE = Path(__file__).with_name("template.html")
+LOADER = Path(__file__).with_name("loader.js")
+MANY_RUNS = 6  # more runs than this: plots and section tables show each config once, over all runs
+INLINE_ROWS = 200  # longer tables are packed (gzip + base64) and paged in the browser
+MAX_WARNINGS = 50
+_ids = itertools.count()
+
+
+def pack(data: Any) -> str:
+    """gzip + base64 of the JSON of `data`, as the report's loader unpacks it."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
+
+
+@functools.lru_cache(maxsize=1)
+def packed_plotlyjs() -> str:
+    """plotly.js (4.8 MB) gzip-compressed and base64-encoded (about 1.9 MB), once per process."""
+    code = plotly.offline.get_plotlyjs().encode()
+    return base64.b64encode(gzip.compress(code, compresslevel=9, mtime=0)).decode()
+
+
+def plotly_scripts() -> str:
+    """plotly.js packed, and the loader that unpacks it, draws every figure and renders packed tables."""
+    return (f'<script id="plotlyjs-gz" type="application/octet-stream">{packed_plotlyjs()}</script>\n'
+            f"<script>{LOADER.read_text(encoding='utf-8')}</script>")
+
+
+def figure_html(fig) -> str:
+    """A placeholder div and the figure's JSON; the loader draws it once plotly.js is unpacked."""
+    if fig is None:
+        return ""
+    div = f"plot-{next(_ids)}"
+    data = fig.to_json().replace("</", "<\\/")  # "</script>" inside a string must not end the script element
+    return (f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'
+            f'<script type="application/json" class="figure-data" data-for="{div}">{data}</script></div>')
 TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
                  m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.NODES, m.NETWORK_LINK, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
                  m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
@@ -48,7 +93,26 @@ def _cell(value: Any) -> tuple[str, str]:
     return str(value), str(value)
 
 
+def _column_cells(values) -> tuple[list[str], list[str]]:
+    cells = [_cell(v) for v in values]
+    return [c[0] for c in cells], [c[1] for c in cells]
+
+
+def packed_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> str:
+    """A long table as packed rows (display text, sort keys, failed flag), paged and sorted by the loader."""
+    texts, keys = zip(*(_column_cells(frame[c] if c in frame else [None] * len(frame)) for c in columns),
+                      strict=True)
+    bad = list(frame[m.STATUS] != m.STATUS_OK)
+    rows = [{"text": [t[i] for t in texts], "key": [k[i] for k in keys], "bad": bad[i]} for i in range(len(frame))]
+    holder = f"table-{next(_ids)}"
+    return (f'<div id="{holder}" class="bigtable"><p>{len(frame)} rows: unpacking...</p></div>'
+            f'<script type="application/octet-stream" class="table-data" data-for="{holder}">'
+            f'{pack({"columns": list(columns), "rows": rows})}</script>')
+
+
 def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    if len(frame) > INLINE_ROWS:
+        return packed_table(frame, columns)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     rows = []
     for _, row in frame.iterrows():
@@ -70,9 +134,7 @@ def layout_section(rows: pd.DataFrame) -> str:
     if rows.empty:
         return ("<p>No workload was run in more than one layout at the same total device count (for example "
                 "mirrored with devices_per_node: 2 and multi_worker_mirrored with nodes: 2).</p>")
-    fig = figures.layout_figure(rows)
-    plot = f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>' if fig else ""
-    return plot + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
+    return figure_html(figures.layout_figure(rows)) + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
 
 
 CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_MEDIAN_S, m.COMPUTE_TIME_S,
@@ -82,8 +144,7 @@ CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_M
                       "notes")
 
 
-def _plot(fig) -> str:
-    return f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>' if fig else ""
+_plot = figure_html
 
 
 LOSS_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.SCALING, m.STEP_TIME_MEDIAN_S, "ideal_step_s",
@@ -194,36 +255,56 @@ def env_section(envs: dict[str, dict[str, Any]]) -> str:
     return f'<table class="env"><thead><tr><th>key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def plot_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The frame the plots and section tables show, and a sentence saying what it is. `frame` is analysed."""
+    runs = frame[m.RUN_ID].nunique()
+    if runs <= MANY_RUNS:
+        return frame, ""
+    return condense(frame), (f"These {runs} runs are shown one config at a time in the plots and section tables: "
+                             "medians over the runs, error bars and boxes showing the spread of the runs' medians. "
+                             "The last table lists every record.")
+
+
+def warnings_html(notes: list[str]) -> str:
+    """The warnings as a list: a warning repeated by several runs once with its count, at most MAX_WARNINGS."""
+    if not notes:
+        return "<p>None.</p>"
+    counts = Counter(notes)
+    notes = [n + (f" (in {counts[n]} records)" if counts[n] > 1 else "") for n in dict.fromkeys(notes)]
+    items = "".join(f'<li class="{"prominent" if i == 0 and "Logical CPU" in n else ""}">{html.escape(n)}</li>'
+                    for i, n in enumerate(notes[:MAX_WARNINGS]))
+    more = f"<li>... and {len(notes) - MAX_WARNINGS} more (see the table)</li>" if len(notes) > MAX_WARNINGS else ""
+    return f"<ul>{items}{more}</ul>"
+
+
 def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, sweeps: list[dict] | None = None,
            series: dict[str, pd.DataFrame] | None = None) -> str:
     """The report's HTML text for an (unanalysed) records frame."""
+    global _ids
+    _ids = itertools.count()  # the same records give the same HTML
     frame = add_scaling(frame)
-    plots = []
-    for build in (figures.throughput_figure, figures.efficiency_figure, figures.step_time_figure,
-                  figures.memory_figure):
-        fig = build(frame)
-        if fig is not None:
-            plots.append(f'<div class="plot">{fig.to_html(full_html=False, include_plotlyjs=False)}</div>')
-    notes = warnings_for(frame)
-    warning_html = "".join(
-        f'<li class="{"prominent" if i == 0 and "Logical CPU" in n else ""}">{html.escape(n)}</li>'
-        for i, n in enumerate(notes))
+    view, view_note = plot_view(frame)
+    plots = [figure_html(build(view)) for build in (figures.throughput_figure, figures.efficiency_figure,
+                                                    figures.step_time_figure, figures.memory_figure)]
+    plots = [p for p in plots if p]
+    if view_note and plots:
+        plots.insert(0, f'<p class="method">{html.escape(view_note)}</p>')
     counts = frame[m.STATUS].value_counts().to_dict()
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     replacements = {
         "{{title}}": html.escape(title),
-        "{{plotlyjs}}": plotly.offline.get_plotlyjs(),
+        "{{plotlyjs}}": plotly_scripts(),
         "{{summary}}": html.escape(f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; "
                                    f"tfscale {__version__}"),
-        "{{warnings}}": f"<ul>{warning_html}</ul>" if notes else "<p>None.</p>",
+        "{{warnings}}": warnings_html(warnings_for(frame)),
         "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
         "{{table}}": records_table(frame),
-        "{{layouts}}": layout_section(layout_comparison(frame)),
-        "{{comm}}": comm_section(frame, sweeps or []),
-        "{{loss}}": loss_section(frame),
-        "{{network}}": network_section(frame),
-        "{{prediction}}": prediction_section(frame),
-        "{{telemetry}}": telemetry_section(frame, series or {}),
+        "{{layouts}}": layout_section(layout_comparison(view)),
+        "{{comm}}": comm_section(view, sweeps or []),
+        "{{loss}}": loss_section(view),
+        "{{network}}": network_section(view),
+        "{{prediction}}": prediction_section(view),
+        "{{telemetry}}": telemetry_section(view, series or {}),
         "{{env}}": env_section(envs),
     }
     # One pass over the template, so text inserted for one slot is never scanned for another.
@@ -245,5 +326,7 @@ def write_report(paths: list[str | Path], output: str | Path, title: str | None 
         title = "tfscale report: " + ", ".join(sorted(frame[m.SUITE].dropna().unique()))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(frame, envs, title, sweeps, load_series(frame, run_dirs)), encoding="utf-8")
+    # over many runs the telemetry table is per config; one time series per record would drown the plots
+    series = load_series(frame, run_dirs) if frame[m.RUN_ID].nunique() <= MANY_RUNS else {}
+    output.write_text(render(frame, envs, title, sweeps, series), encoding="utf-8")
     return output

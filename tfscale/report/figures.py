@@ -31,6 +31,12 @@ def config_label(row: pd.Series) -> str:
     return f"{row[m.MODEL]}{size} {strategy_label(row)} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
 
 
+def _bars(frame: pd.DataFrame) -> str:
+    """What the error bars show: the CI of one run's median, or the spread over runs of a condensed frame."""
+    runs = frame.attrs.get("condensed_runs")
+    return f"lowest to highest median of {runs} runs" if runs else "95 % CI of the median step"
+
+
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
     ok["workload"] = ok.apply(workload_label, axis=1)
@@ -69,7 +75,7 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
                   hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
                   labels={m.DEVICES: "devices (nodes x devices per node)",
                           m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)"})
-    return _layout(fig, "Throughput vs devices (bars: 95 % CI of the median step)", _facet_rows(ok, wrap))
+    return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
 
 
 def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
@@ -95,7 +101,9 @@ def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:
     for _, row in ok.iterrows():
         fig.add_trace(go.Box(y=[t * 1e3 for t in row[m.STEP_TIMES_S]], name=config_label(row), boxpoints="all",
                              jitter=0.3, pointpos=0, marker_size=3, showlegend=False))
-    fig.update_layout(title="Step-time distributions (timed windows only; warm-up excluded)",
+    runs = frame.attrs.get("condensed_runs")
+    fig.update_layout(title=f"Median step time of each of {runs} runs" if runs else
+                      "Step-time distributions (timed windows only; warm-up excluded)",
                       yaxis_title="step time (ms)", height=520, xaxis_tickangle=-40, margin={"b": 220})
     return fig
 
@@ -128,7 +136,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
                  barmode="group", labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", "layout": ""})
     rows_count = max(1, -(-rows["panel"].nunique() // wrap))
     fig.update_layout(title="Same device count, different layouts: 1 node x N devices vs N nodes x 1 device vs "
-                            "parameter servers (bars: 95 % CI of the median step; text: scaling efficiency)",
+                            f"parameter servers (bars: {_bars(rows)}; text: scaling efficiency)",
                       height=380 * rows_count + 80, margin={"t": 90}, legend_title_text="strategy")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
