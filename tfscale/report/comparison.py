@@ -6,11 +6,10 @@ import html
 
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.offline
 
 from tfscale import metrics as m
 from tfscale.compare import ALPHA
-from tfscale.report import records_table
+from tfscale.report import figure_html, plotly_scripts, records_table
 
 COLUMNS = (m.CONFIG_ID, "matched_by", m.MODEL, m.STRATEGY, m.DEVICES, "base_throughput", "new_throughput",
            "throughput_change", "base_efficiency", "new_efficiency", "efficiency_change", "step_time_ratio",
@@ -30,7 +29,7 @@ def change_figure(rows: pd.DataFrame) -> go.Figure:
 
 def render_comparison(rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]], base: str, new: str,
                       threshold: float) -> str:
-    plot = change_figure(rows).to_html(full_html=False, include_plotlyjs=False) if not rows.empty else ""
+    plot = figure_html(change_figure(rows)) if not rows.empty else ""
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
     env_rows = "".join(f"<tr class=\"differs\"><th>{html.escape(k)}</th><td>{html.escape(a)}</td>"
                        f"<td>{html.escape(b)}</td></tr>" for k, a, b in env_diffs)
@@ -39,7 +38,8 @@ def render_comparison(rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]],
 <html lang="en"><head><meta charset="utf-8"><title>tfscale compare</title>
 <style>body {{ font-family: system-ui, sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse;
 font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.differs td {{ background: #fff3cd; }}
-</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>
+.pager {{ margin: .4em 0; }} .loaderror {{ font-weight: bold; background: #fde8e8; padding: .5em; }}
+</style></head><body>
 <h1>tfscale compare</h1>
 <p>BASE: {html.escape(base)}<br>NEW: {html.escape(new)}</p>
 <p>{len(rows)} configs matched (by config_id, else by axes); {regressions} significant regression(s) beyond
@@ -49,4 +49,5 @@ tie and continuity corrections, p &lt; {ALPHA}.</p>
 <h2>Per config</h2>{table}
 <h2>Environment differences</h2>
 <table><tr><th>key</th><th>BASE</th><th>NEW</th></tr>{env_rows or '<tr><td colspan="3">none</td></tr>'}</table>
+{plotly_scripts()}
 </body></html>"""
