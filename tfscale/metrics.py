@@ -41,7 +41,7 @@ HOST = "host"  # host name the worker ran on
 HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
 JIT = "jit"  # bool, XLA compilation of the per-replica gradient computation
-LAUNCHER = "launcher"  # how the processes were started: local
+LAUNCHER = "launcher"  # how the processes were started: local|slurm
 LINK_BYTES_PER_S = "link_bytes_per_s"  # bytes/s, simulated hosts: configured rate of each node's link, per direction
 LINK_CHECK_METHOD = "link_check_method"  # how link_measured_bytes_per_s was measured, in words
 LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput node 0 -> node 1 before the config
@@ -72,6 +72,8 @@ REPLICAS = "replicas"  # data-parallel replicas (model copies) the strategy runs
 RUN_ID = "run_id"  # name of the run folder under results/<suite>/
 SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.SCHEMA_VERSION)
 SEED = "seed"  # int, seed of the synthetic data
+SLURM_JOB_ID = "slurm_job_id"  # launcher slurm: the job (allocation) the config's step ran in
+SLURM_STEP_ID = "slurm_step_id"  # launcher slurm: the config's job step within slurm_job_id (empty if never started)
 STARTED_AT = "started_at"  # ISO 8601 UTC time the parent started this config
 STATUS = "status"  # ok|failed|timeout|skipped
 STEP_TIMES_S = "step_times_s"  # list of s, the raw samples: one per timing window, per step
@@ -121,7 +123,7 @@ RECORD_COLUMNS = (
     STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
     HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
-    STRAGGLER_RANKS, LAUNCHER, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
+    STRAGGLER_RANKS, LAUNCHER, SLURM_JOB_ID, SLURM_STEP_ID, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
     COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_TRACE_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, TRACE_PATH,
     TRACE_STEPS, TRACE_ERROR, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
     OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, HOST_CPU_UTIL_MEAN, NET_BYTES_PER_S, GPU_UTIL_MEAN,

@@ -24,6 +24,7 @@ from tfscale.errors import SuiteError
 from tfscale.launch import ProcessOutcome, run_worker
 from tfscale.launch.cluster import PROGRESS_ENV, Watch, cluster_tasks, job_counts, run_cluster
 from tfscale.launch.local import LIVE, WorkerCallError, call_worker
+from tfscale.launch.slurm import Allocation, run_step
 from tfscale.merge import merge_rank_parts
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError, unavailable_reason
@@ -123,8 +124,9 @@ def _worker_argv(spec_path: Path, result_path: Path) -> list[str]:
     return [sys.executable, "-m", "tfscale.worker", "--spec", str(spec_path), "--result", str(result_path)]
 
 
-def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
-    """Run one config in fresh worker process(es); return its record (ok, failed or timeout)."""
+def run_config(spec: RunSpec, folder: Path, run_id: str, allocation: Allocation | None = None) -> dict[str, Any]:
+    """Run one config in fresh worker process(es), here or (with an allocation) as a Slurm job step; return its
+    record (ok, failed, timeout or skipped)."""
     work = folder / "work"
     logs = folder / LOGS_DIR
     work.mkdir(parents=True, exist_ok=True)
@@ -132,13 +134,16 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
     spec_path = work / f"{spec.config_id}.spec.json"
     if spec.profile:  # each task traces into its own folder below this one
         spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / spec.config_id)})
-    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local"}
-    if spec.network_link is not None and (reason := unavailable_reason()) is not None:
+    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: "local" if allocation is None else "slurm"}
+    if spec.network_link is not None and (reason := _network_unavailable(allocation)) is not None:
         return record | {m.STATUS: m.STATUS_SKIPPED, m.REASON: reason, m.FINISHED_AT: _now()}
     write_json_atomic(spec_path, spec.to_dict())
-    sampler = _sampler(spec, work)
+    # the parent samples the processes it started itself: under Slurm the ranks are slurmstepd's, on other nodes
+    sampler = _sampler(spec, work) if allocation is None else None
     try:
-        if spec.cluster:
+        if allocation is not None:
+            record |= _run_slurm(spec, spec_path, work, logs, folder, allocation)
+        elif spec.cluster:
             record |= _run_cluster(spec, spec_path, work, logs, folder, run_id)
         else:
             record |= _run_single(spec, spec_path, work, logs, folder)
@@ -153,6 +158,12 @@ def run_config(spec: RunSpec, folder: Path, run_id: str) -> dict[str, Any]:
     if record.get(m.TRACE_PATH):
         record[m.TRACE_PATH] = os.path.relpath(record[m.TRACE_PATH], folder)
     return record | {m.FINISHED_AT: _now()}
+
+
+def _network_unavailable(allocation: Allocation | None) -> str | None:
+    if allocation is not None:
+        return "simulated hosts (network_link) run with the local launcher only; a Slurm cluster has its own network"
+    return unavailable_reason()
 
 
 def _sampler(spec: RunSpec, work: Path) -> Sampler | None:
@@ -230,6 +241,41 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     return fields | merge_rank_parts(parts, spec.global_batch_size) | {m.STATUS: m.STATUS_OK}
 
 
+def _run_slurm(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: Path, allocation: Allocation
+               ) -> dict[str, Any]:
+    cid = spec.config_id
+    work, spec_path = work.resolve(), spec_path.resolve()  # the ranks may start in another folder, on other nodes
+    tasks = cluster_tasks(spec.strategy, spec.nodes, spec.num_ps) if spec.cluster else []
+    template = work / (f"{cid}.{{task}}.result.json" if spec.cluster else f"{cid}.result.json")
+    trainers = [work / f"{cid}.{t.name}.result.json" for t in tasks if t.trainer] or [template]
+    log_path = logs / f"{cid}.log"
+    try:
+        outcome = run_step(spec, allocation, _worker_argv(spec_path, template), log_path, work / f"{cid}.progress")
+        results = [read_json(path) for path in trainers]
+        errors = [r["error"] for r in map(read_json, sorted(work.glob(f"{cid}.*result.json")))
+                  if r and not r.get("ok") and r.get("error")]
+    finally:
+        for path in work.glob(f"{cid}.*"):
+            if path != spec_path:
+                path.unlink(missing_ok=True)
+    fields = {m.LOG_PATH: str(log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
+              m.SLURM_JOB_ID: outcome.job_id, m.SLURM_STEP_ID: outcome.step_id,
+              m.CLUSTER: job_counts(tasks) if tasks else None}
+    if not outcome.timed_out and outcome.returncode == 0 and all(r and r.get("ok") for r in results):
+        parts = [r["measurements"] for r in results]
+        measured = merge_rank_parts(parts, spec.global_batch_size) if spec.cluster else parts[0]
+        return fields | measured | {m.STATUS: m.STATUS_OK}
+    step = f"step {outcome.job_id}.{outcome.step_id}" if outcome.step_id is not None else f"job {outcome.job_id}"
+    if outcome.timed_out:
+        reason = f"timed out after {spec.timeout_s:g} s ({step} cancelled)"
+    else:
+        reason = "; ".join(x for x in (outcome.slurm_reason, errors[0] if errors else None) if x)
+        reason = f"{step}: {reason or f'srun exited with code {outcome.returncode} without a result'}"
+    timed_out = outcome.timed_out or "TIME LIMIT" in (outcome.slurm_reason or "")
+    return fields | {m.STATUS: m.STATUS_TIMEOUT if timed_out else m.STATUS_FAILED, m.REASON: reason,
+                     m.LOG_TAIL: log_tail(log_path)}
+
+
 def existing_statuses(folder: Path) -> dict[str, str]:
     """config_id -> status of the records already in a run folder."""
     path = folder / RECORDS_FILE
@@ -257,9 +303,10 @@ def pending_specs(plan: Plan, folder: Path, rerun_failed: bool) -> Pending:
 
 
 def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, Any] | None = None,
-             on_record: Callable[[int, dict[str, Any]], None] | None = None, pending: Pending | None = None
-             ) -> RunResult:
-    """Run the plan's configs (or only `pending` ones) in order, appending each record to records.jsonl."""
+             on_record: Callable[[int, dict[str, Any]], None] | None = None, pending: Pending | None = None,
+             allocation: Allocation | None = None) -> RunResult:
+    """Run the plan's configs (or only `pending` ones) in order, appending each record to records.jsonl; with an
+    allocation, each config is a Slurm job step in it."""
     folder = run_dir(results_dir, plan.suite.name, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
@@ -267,10 +314,13 @@ def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, An
     specs = plan.specs if pending is None else pending.specs
     outcome = RunResult(folder)
     fits = {}
-    if plan.suite.commbench:
+    if plan.suite.commbench and allocation is not None:
+        outcome.commbench_errors.append("commbench: the all-reduce sweeps run with the local launcher only; "
+                                        "skipped under slurm")
+    elif plan.suite.commbench:
         fits, outcome.commbench_errors = sweep_topologies(specs, plan.suite.commbench, folder)
     for index, spec in enumerate(specs):
-        record = run_config(spec, folder, run_id)
+        record = run_config(spec, folder, run_id, allocation)
         fit = fits.get(topology_key(spec))
         if fit is not None and record[m.STATUS] == m.STATUS_OK:
             record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])

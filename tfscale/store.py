@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 # Record schema history:
 #   1 (tfscale 0.1.0): first layout, the columns of tfscale.metrics.RECORD_COLUMNS.
 #   2 (tfscale 0.2.0): simulated hosts: network_link, link_bytes_per_s, link_measured_bytes_per_s,
-#     link_check_method (all empty for version-1 records, which ran over loopback); status may be "skipped".
+#     link_check_method (all empty for version-1 records, which ran over loopback); launcher slurm:
+#     slurm_job_id, slurm_step_id (empty for version 1: local only); status may be "skipped".
 SCHEMA_VERSION = 2
 
 RECORDS_FILE = "records.jsonl"
@@ -37,7 +38,7 @@ LOGS_DIR = "logs"
 def update_to_2(record: dict[str, Any]) -> dict[str, Any]:
     """Version 1 records ran over loopback: no simulated link."""
     return {**record, "network_link": None, "link_bytes_per_s": None, "link_measured_bytes_per_s": None,
-            "link_check_method": None}
+            "link_check_method": None, "slurm_job_id": None, "slurm_step_id": None}
 
 
 # update_to_N takes a record of version N-1 and returns it as version N.

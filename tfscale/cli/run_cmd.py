@@ -55,8 +55,15 @@ def _interrupt(signum, frame) -> None:
 @click.option("--rerun-failed", is_flag=True, help="Also run again the configs whose record says failed/timeout.")
 @click.option("--fresh", is_flag=True, help="Start a new run (a new timestamped run id).")
 @click.option("--no-report", is_flag=True, help="Store records only; skip the HTML report.")
+@click.option("--launcher", type=click.Choice(["local", "slurm"]), default="local", show_default=True,
+              help="local: worker processes on this host; slurm: each config a job step in a Slurm allocation.")
+@click.option("--partition", default=None, help="slurm: partition of the allocation.")
+@click.option("--account", default=None, help="slurm: account charged for the allocation.")
+@click.option("--time-limit", default=None, help="slurm: time limit of the allocation (e.g. 2:00:00).")
+@click.option("--slurm-arg", "slurm_args", multiple=True, help="slurm: extra salloc argument (repeatable).")
 def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None, resume: bool | None,
-        rerun_failed: bool, fresh: bool, no_report: bool) -> None:
+        rerun_failed: bool, fresh: bool, no_report: bool, launcher: str, partition: str | None,
+        account: str | None, time_limit: str | None, slurm_args: tuple[str, ...]) -> None:
     """Run every config of SUITE and report. Exits 1 when any config failed or timed out."""
     from tfscale.envinfo import collect_env
     from tfscale.progress import Progress
@@ -85,10 +92,13 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
                f"{len(pending.specs)} to run; capturing environment"
                + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else ""))
 
+    slurm = _slurm_allocation(launcher, partition, account, time_limit, slurm_args, pending.specs, plan.suite.name)
     previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
     try:
-        result = run_plan(plan, results_dir, run_id, env=collect_env(),
-                          on_record=Progress(len(pending.specs), click.echo), pending=pending)
+        with slurm as allocation:
+            result = run_plan(plan, results_dir, run_id, env=collect_env(),
+                              on_record=Progress(len(pending.specs), click.echo), pending=pending,
+                              allocation=allocation)
     except KeyboardInterrupt:
         resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
         if results_dir != "results":
@@ -110,6 +120,32 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
         click.echo(f"{len(failed)} of {len(result.records)} configs did not succeed (see the report's warnings)",
                    err=True)
         raise click.exceptions.Exit(1)
+
+
+def _slurm_allocation(launcher: str, partition: str | None, account: str | None, time_limit: str | None,
+                      slurm_args: tuple[str, ...], specs, name: str):
+    """The Slurm allocation to run in (a context manager), or a null context for the local launcher."""
+    import contextlib
+
+    if launcher == "local":
+        if partition or account or time_limit or slurm_args:
+            raise TfscaleError("--partition, --account, --time-limit and --slurm-arg need --launcher slurm")
+        return contextlib.nullcontext()
+    from tfscale.launch.slurm import (
+        Allocation,
+        SlurmOptions,
+        allocation_nodes,
+        partition_nodes,
+        unavailable_reason,
+    )
+
+    reason = unavailable_reason()
+    if reason:
+        raise TfscaleError(reason)
+    options = SlurmOptions(partition, account, time_limit, tuple(slurm_args))
+    if not specs:
+        return contextlib.nullcontext()
+    return Allocation(options, allocation_nodes(specs, partition_nodes(options)), f"tfscale-{name}", click.echo)
 
 
 def _report(run_dir: Path, output: Path) -> None:
