@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ class Cluster:
     namespaces: list[str] = field(default_factory=list)
     hosts_backup: str | None = None
     ip_forward: str | None = None
+    munge: Path | None = None
 
     @property
     def env(self) -> dict[str, str]:
@@ -86,8 +88,8 @@ class Cluster:
         return self
 
     def _munge(self) -> None:
-        munge = self.folder / "munge"
-        munge.mkdir(exist_ok=True)
+        # its own folder under /tmp: munged runs as the munge user, who cannot enter pytest's 0700 folders
+        munge = self.munge = Path(tempfile.mkdtemp(prefix="tfscale-munge-"))
         shutil.chown(munge, "munge", "munge")
         munge.chmod(0o755)  # munged wants its socket folder reachable by every user
         key = munge / "munge.key"
@@ -97,7 +99,7 @@ class Cluster:
         self._daemon(["runuser", "-u", "munge", "--", _which("munged"), f"--key-file={key}",
                       f"--socket={munge / 'munge.socket'}", f"--pid-file={munge / 'munged.pid'}",
                       f"--log-file={munge / 'munged.log'}", f"--seed-file={munge / 'munged.seed'}"],
-                     "munge/munged.pid")
+                     munge / "munged.pid")
 
     def _namespaces(self) -> None:
         self.ip_forward = Path("/proc/sys/net/ipv4/ip_forward").read_text().strip()
@@ -131,13 +133,14 @@ class Cluster:
         ctld = host if self.nodes == 1 else f"{host}({SUBNET.format(node=0)}.1)"
         lines = [
             "ClusterName=tfscaletest", f"SlurmctldHost={ctld}", "SlurmUser=root", "AuthType=auth/munge",
-            f"AuthInfo=socket={f / 'munge' / 'munge.socket'}", "CredType=cred/munge", "MpiDefault=none",
+            f"AuthInfo=socket={self.munge / 'munge.socket'}", "CredType=cred/munge", "MpiDefault=none",
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core", "ReturnToService=2", "MailProg=/bin/true",
             f"StateSaveLocation={f / 'state'}", f"SlurmdSpoolDir={f / 'spool'}/%n",
             f"SlurmctldPidFile={f / 'slurmctld.pid'}", f"SlurmdPidFile={f / 'slurmd-%n.pid'}",
             f"SlurmctldLogFile={f / 'slurmctld.log'}", f"SlurmdLogFile={f / 'slurmd-%n.log'}",
-            "SlurmctldPort=16817", "JobAcctGatherType=jobacct_gather/none",
+            # free ports: another test cluster (a module's fixture) may still be up
+            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}", "JobAcctGatherType=jobacct_gather/none",
             "AccountingStorageType=accounting_storage/none", "MinJobAge=600",
         ]
         for i, name in enumerate(self.node_names):
@@ -146,12 +149,12 @@ class Cluster:
                 lines.append(f"NodeName={name} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN")
             else:
                 lines.append(f"NodeName={name} NodeHostname={host} NodeAddr={SUBNET.format(node=i)}.2 "
-                             f"Port={17001 + i} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN")
+                             f"Port={_free_port()} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN")
         lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
         (f / "slurm.conf").write_text("\n".join(lines) + "\n")
 
-    def _daemon(self, argv: list[str], pid_file: str) -> None:
-        path = self.folder / pid_file.replace("%n", "")
+    def _daemon(self, argv: list[str], pid_file: str | Path) -> None:
+        path = self.folder / pid_file
         done = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"slurm test cluster: {' '.join(argv)} failed: {done.stderr.strip()[-500:]}")
@@ -181,6 +184,15 @@ class Cluster:
         if self.ip_forward is not None:
             Path("/proc/sys/net/ipv4/ip_forward").write_text(self.ip_forward)
             self.ip_forward = None
+        if self.munge is not None:
+            shutil.rmtree(self.munge, ignore_errors=True)
+            self.munge = None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
 
 
 def _alive(pid: int) -> bool:

@@ -30,7 +30,8 @@ from tfscale.spec import RunSpec
 TOOLS = ("salloc", "srun", "squeue", "scancel")
 POLL_S = 0.5
 PENDING_NOTE_S = 10.0  # how often a waiting allocation is reported
-SLURM_ERROR = re.compile(r"(\*\*\* .*\*\*\*|srun: error: .*|slurmstepd: error: .*|srun: Job step aborted.*)")
+SLURM_STATE = re.compile(r"\*\*\* .* \*\*\*")  # slurmstepd's "*** STEP 12.3 ON n1 CANCELLED AT ... ***"
+SLURM_ERROR = re.compile(r"(?:srun|slurmstepd\S*): error: .*")
 RESOLVER_ENV = "TFSCALE_RESOLVER"  # tfscale.worker.cluster reads the same names
 PORT_BASE_ENV = "TFSCALE_PORT_BASE"
 PROGRESS_ENV = "TFSCALE_PROGRESS"
@@ -90,9 +91,10 @@ def step_argv(spec: RunSpec, job_id: str, allocation_nodes: int, worker: list[st
             *worker]
 
 
-def slurm_reason(stderr: str) -> str | None:
-    """Slurm's own words about a step that did not end well (the last such line of srun's output)."""
-    found = SLURM_ERROR.findall(stderr)
+def slurm_reason(output: str) -> str | None:
+    """Slurm's own words about a step that did not end well: its state line (cancelled, time limit, node
+    failure) when there is one, else srun's last error line."""
+    found = SLURM_STATE.findall(output) or SLURM_ERROR.findall(output)
     return found[-1].strip() if found else None
 
 

@@ -1,0 +1,171 @@
+"""`tfscale run --launcher slurm` against a real Slurm (Debian's slurmctld, slurmd, munge) started for the tests
+in a private folder: one node on this host, and two nodes in network namespaces. Skipped, with the reason, where
+the packages are missing or the tests do not run as root (.ci/run installs them; CI runs as root)."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tfscale.metrics import RECORD_COLUMNS
+
+from .procs import workers_left
+from .slurm_cluster import Cluster, missing
+
+REASON = missing()
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+
+SUITE = """
+name: onslurm
+device: cpu
+defaults: {model_size: tiny, batch_size: 16, steps: 4, warmup_steps: 1, comm_steps: 2, timeout_s: 150,
+           telemetry_hz: 0}
+matrix:
+  strategy: [one_device]
+include:
+  - {strategy: multi_worker_mirrored, nodes: 2}
+"""
+
+
+def slurm_daemons() -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                name = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue
+            if name in ("slurmctld", "slurmd", "slurmstepd", "munged"):
+                found.append(f"{pid} {name}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def one_node(tmp_path_factory):
+    before = slurm_daemons()
+    cluster = Cluster(tmp_path_factory.mktemp("slurm1"), nodes=1).start()
+    yield cluster
+    cluster.stop()
+    time.sleep(0.5)
+    assert set(slurm_daemons()) <= set(before)  # every daemon the cluster started is gone
+
+
+def tfscale(cluster: Cluster, cwd: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tfscale", "run", *args, "--launcher", "slurm",
+                           "--results-dir", str(cwd / "results"), "--reports-dir", str(cwd / "reports")],
+                          cwd=cwd, env=cluster.env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def records(cwd: Path, suite: str, run: str) -> list[dict]:
+    path = cwd / "results" / suite / run / "records.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_sweep_through_slurm_has_the_shape_of_a_local_one(one_node, tmp_path):
+    (tmp_path / "s.yaml").write_text(SUITE)
+    done = tfscale(one_node, tmp_path, "s.yaml", "--run-id", "a")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "slurm: allocation" in done.stdout and "granted" in done.stdout
+    single, mwms = records(tmp_path, "onslurm", "a")
+    for r in (single, mwms):
+        assert set(RECORD_COLUMNS) <= set(r)
+        assert (r["status"], r["launcher"]) == ("ok", "slurm"), r["reason"]
+        assert r["slurm_job_id"].isdigit() and r["slurm_step_id"].isdigit()
+    assert single["slurm_job_id"] == mwms["slurm_job_id"]  # one allocation, one step per config
+    assert int(mwms["slurm_step_id"]) > int(single["slurm_step_id"])
+    assert mwms["cluster"] == {"worker": 2} and len(mwms["rank_throughput"]) == 2
+    assert mwms["throughput_examples_per_s"] == pytest.approx(sum(mwms["rank_throughput"]))
+    assert mwms["comm_time_isolated_s"] > 0
+    assert (tmp_path / "reports" / "onslurm.html").exists()
+    # the allocation tfscale asked for is cancelled at the end
+    left = one_node.run("squeue", "-h", "-o", "%i %j").stdout.split("\n")
+    assert [line for line in left if "tfscale" in line] == []
+    assert workers_left(tmp_path) == []
+
+
+def test_cancelled_and_timed_out_steps_become_records_and_the_sweep_goes_on(one_node, tmp_path):
+    (tmp_path / "f.yaml").write_text("""
+name: faults
+device: cpu
+defaults: {model_size: tiny, batch_size: 8, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+include:
+  - {strategy: one_device, batch_size: 9, steps: 100000, timeout_s: 300}
+  - {strategy: one_device, batch_size: 10, steps: 100000, timeout_s: 12}
+  - {strategy: one_device, batch_size: 11, steps: 3, timeout_s: 120}
+""")
+
+    def cancel_first_step():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            steps = one_node.run("squeue", "-h", "-s", "-o", "%i %j").stdout.split("\n")
+            running = [line.split()[0] for line in steps if "tfscale-" in line]
+            if running:
+                time.sleep(6)  # let the worker start training
+                one_node.run("scancel", running[0])
+                return
+            time.sleep(0.3)
+
+    canceller = threading.Thread(target=cancel_first_step)
+    canceller.start()
+    done = tfscale(one_node, tmp_path, "f.yaml", "--run-id", "f", "--no-report")
+    canceller.join()
+    assert done.returncode == 1, done.stdout + done.stderr
+    cancelled, timed_out, fine = records(tmp_path, "faults", "f")
+    assert cancelled["status"] == "failed"
+    assert "CANCELLED" in cancelled["reason"] and f"step {cancelled['slurm_job_id']}." in cancelled["reason"]
+    assert timed_out["status"] == "timeout"
+    assert timed_out["reason"].startswith("timed out after 12 s (step ")
+    assert fine["status"] == "ok"
+    assert workers_left(tmp_path) == []
+
+
+def test_waiting_in_the_queue_is_reported(one_node, tmp_path):
+    # an exclusive job holds the only node: tfscale's allocation waits, and says why
+    blocker = one_node.run("sbatch", "--exclusive", "--parsable", "--wrap", "sleep 300").stdout.strip()
+    try:
+        (tmp_path / "w.yaml").write_text(SUITE.split("include:")[0])
+        process = subprocess.Popen(
+            [sys.executable, "-c", "import tfscale.launch.slurm as s; s.PENDING_NOTE_S = 1.0; "
+             "from tfscale.cli import main; main()", "run", "w.yaml", "--launcher", "slurm", "--no-report",
+             "--results-dir", str(tmp_path / "results"), "--run-id", "w"],
+            cwd=tmp_path, env=one_node.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            lines.append(line)
+            if "waiting for allocation" in line and "PENDING" in line:
+                break
+        one_node.run("scancel", blocker)
+        out, err = process.communicate(timeout=200)
+    finally:
+        one_node.run("scancel", blocker)
+    assert any("waiting for allocation" in line and "PENDING" in line for line in lines), "".join(lines) + err
+    assert process.returncode == 0, "".join(lines) + out + err
+    assert [r["status"] for r in records(tmp_path, "onslurm", "w")] == ["ok"]
+
+
+def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
+    before = slurm_daemons()
+    cluster = Cluster(tmp_path / "slurm2", nodes=2).start()
+    try:
+        (tmp_path / "s.yaml").write_text(SUITE.split("matrix:")[0] + "matrix:\n  strategy: [multi_worker_mirrored]\n"
+                                         "  nodes: [2]\n")
+        done = tfscale(cluster, tmp_path, "s.yaml", "--run-id", "n2")
+        assert done.returncode == 0, done.stdout + done.stderr
+        [mwms] = records(tmp_path, "onslurm", "n2")
+        assert (mwms["status"], mwms["nodes"], mwms["cluster"]) == ("ok", 2, {"worker": 2})
+        log = (tmp_path / "results" / "onslurm" / "n2" / mwms["log_path"]).read_text()
+        assert "--nodes=2 --ntasks=2" in log
+    finally:
+        cluster.stop()
+    time.sleep(0.5)
+    assert set(slurm_daemons()) <= set(before)  # every daemon the cluster started is gone
+    assert workers_left(tmp_path) == []
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "slurmtest" not in namespaces
