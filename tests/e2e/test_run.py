@@ -61,7 +61,7 @@ def test_sweep_succeeds_and_reports(sweep):
     assert "[####################] 7/7" in result.output
     assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'}")
     html = (tmp / "reports" / "e2e.html").read_text()
-    assert "plotly.js v" in html and "<script src=" not in html
+    assert 'id="plotlyjs-gz"' in html and "<script src=" not in html  # plotly.js packed inside
 
 
 def test_records_carry_every_column_with_real_values(sweep):

@@ -82,6 +82,8 @@ def test_sweep_through_slurm_has_the_shape_of_a_local_one(one_node, tmp_path):
     assert mwms["throughput_examples_per_s"] == pytest.approx(sum(mwms["rank_throughput"]))
     assert mwms["comm_time_isolated_s"] > 0
     assert (tmp_path / "reports" / "onslurm.html").exists()
+    again = tfscale(one_node, tmp_path, "s.yaml", "--run-id", "a")  # a later submission resumes the run
+    assert again.returncode == 0 and "2 already recorded, skipped; 0 to run" in again.stdout, again.stdout
     # the allocation tfscale asked for is cancelled at the end
     left = one_node.run("squeue", "-h", "-o", "%i %j").stdout.split("\n")
     assert [line for line in left if "tfscale" in line] == []
