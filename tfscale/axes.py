@@ -40,8 +40,37 @@ STRATEGIES: dict[str, StrategyInfo] = {
 STRATEGY_AXES = frozenset(a for s in STRATEGIES.values() for a in s.own_axes)
 
 
-def replicas_of(strategy: str, nodes: int, devices_per_node: int) -> int:
-    """Model copies trained in data parallelism (the plan refuses devices_per_node > 1 where TF would give one)."""
+@dataclass(frozen=True)
+class ParallelismInfo:
+    """A way of splitting the work over devices. Model-parallel modes run in one process without a tf.distribute
+    strategy (the `strategy` axis does not apply to them) on the zoo models listed in `models`."""
+
+    name: str
+    models: tuple[str, ...] | None  # None: every model
+    own_axes: tuple[str, ...] = ()
+
+
+# The support matrix: which models each mode can split (the plan refuses the rest in one line).
+PARALLELISMS: dict[str, ParallelismInfo] = {
+    p.name: p
+    for p in (
+        ParallelismInfo("data", None),
+        ParallelismInfo("pipeline", ("mlp", "transformer"), ("stages", "micro_batches")),
+        ParallelismInfo("tensor", ("mlp", "transformer"), ("tensor_parallel",)),
+        ParallelismInfo("hybrid", ("mlp", "transformer"), ("tensor_parallel",)),
+    )
+}
+PARALLELISM_AXES = frozenset(a for p in PARALLELISMS.values() for a in p.own_axes)
+
+
+def replicas_of(strategy: str | None, nodes: int, devices_per_node: int, parallelism: str = "data",
+                tensor_parallel: int | None = None) -> int:
+    """Model copies trained in data parallelism (the plan refuses devices_per_node > 1 where TF would give one);
+    pipeline and tensor parallelism train one copy, hybrid devices / tensor_parallel copies."""
+    if parallelism in ("pipeline", "tensor"):
+        return 1
+    if parallelism == "hybrid":
+        return nodes * devices_per_node // (tensor_parallel or 1)
     return 1 if STRATEGIES[strategy].exactly_one_device else nodes * devices_per_node
 
 
@@ -81,7 +110,16 @@ AXES: dict[str, Axis] = _axes(
          nullable=True),
     Axis("nodes", int, 1, "number of nodes (hosts); for cluster strategies, the number of workers", minimum=1),
     Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
-    Axis("parallelism", str, "data", "how work is split over devices", choices=("data",)),
+    Axis("parallelism", str, "data", "how work is split over devices: data (a tf.distribute strategy), pipeline "
+         "(layer stages on devices), tensor (DTensor-sharded weights), hybrid (data x tensor mesh)",
+         choices=tuple(PARALLELISMS)),
+    Axis("stages", int, None, "pipeline: contiguous layer groups, one per device (empty: one per device)",
+         minimum=1, nullable=True),
+    Axis("micro_batches", int, 4, "pipeline: micro-batches the global batch is cut into (GPipe schedule)",
+         minimum=1, nullable=True),
+    Axis("tensor_parallel", int, None, "tensor, hybrid: devices each weight is sharded over (empty: every device "
+         "for tensor, 2 for hybrid); hybrid uses devices / tensor_parallel data-parallel copies", minimum=1,
+         nullable=True),
     Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1),
     Axis("batch_policy", str, "weak", "weak: batch_size per replica; strong: batch_size global",
          choices=("weak", "strong")),

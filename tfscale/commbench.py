@@ -58,7 +58,7 @@ class Sweep:
 
 def topology(spec: RunSpec) -> dict[str, Any] | None:
     """The spec's communication topology, or None where there is no all-reduce to sweep (one replica, PS)."""
-    if spec.replicas < 2 or spec.strategy == "parameter_server":
+    if spec.replicas < 2 or spec.parallelism != "data" or spec.strategy == "parameter_server":
         return None
     return {name: getattr(spec, name) for name in TOPOLOGY_FIELDS}
 

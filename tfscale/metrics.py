@@ -8,6 +8,8 @@ derived columns in the second block; they are never stored in records.
 ALGBW_BYTES_PER_S = "algbw_bytes_per_s"  # bytes/s, grad_bytes / comm_time_isolated_s (nccl-tests algbw)
 BATCH_POLICY = "batch_policy"  # "weak": batch_size per replica; "strong": batch_size is the global batch
 BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy)
+BUBBLE_FRACTION = "bubble_fraction"  # pipeline: measured idle share of the stages, 1 - sum(stage busy) / (stages x step)
+BUBBLE_FRACTION_THEORY = "bubble_fraction_theory"  # pipeline: GPipe idle share (S-1)/(M+S-1)
 BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack, 0 = TF's choice
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
@@ -48,7 +50,9 @@ LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput 
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
+MICRO_BATCHES = "micro_batches"  # pipeline: micro-batches per step
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
+MODEL_PARALLEL_METHOD = "model_parallel_method"  # how the model was split and the bubble measured, in words
 MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for user models
 NETWORK_LINK = "network_link"  # simulated hosts: link rate as written (tc syntax, e.g. 1gbit); empty: loopback
 NET_BYTES_PER_S = "net_bytes_per_s"  # bytes/s, host network bytes sent + received (all interfaces) over the samples
@@ -58,8 +62,9 @@ OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
 OVERLAP_FRACTION = "overlap_fraction"  # (compute + split - fused) / split clamped to [0, 1]; 1 = comm hidden
 OVERLAP_FRACTION_RAW = "overlap_fraction_raw"  # the same before clamping
 OVERLAP_OUT_OF_RANGE = "overlap_out_of_range"  # bool: the raw overlap fell outside [0, 1]
-PARALLELISM = "parallelism"  # data (later: pipeline, tensor)
+PARALLELISM = "parallelism"  # data|pipeline|tensor|hybrid
 PARAMS = "params"  # count of model parameters (trainable and not)
+PARAM_BYTES_PER_DEVICE = "param_bytes_per_device"  # bytes, parameters held by the most loaded device (from placements / layouts)
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
@@ -74,6 +79,8 @@ SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.S
 SEED = "seed"  # int, seed of the synthetic data
 SLURM_JOB_ID = "slurm_job_id"  # launcher slurm: the job (allocation) the config's step ran in
 SLURM_STEP_ID = "slurm_step_id"  # launcher slurm: the config's job step within slurm_job_id (empty if never started)
+STAGES = "stages"  # pipeline: contiguous layer groups, one per device
+STAGE_PARAM_BYTES = "stage_param_bytes"  # pipeline: list of bytes, parameters of each stage
 STARTED_AT = "started_at"  # ISO 8601 UTC time the parent started this config
 STATUS = "status"  # ok|failed|timeout|skipped
 STEP_TIMES_S = "step_times_s"  # list of s, the raw samples: one per timing window, per step
@@ -91,10 +98,10 @@ SUITE = "suite"  # suite name
 TELEMETRY_PATH = "telemetry_path"  # CSV of the sampled series, relative to the run folder
 TELEMETRY_SAMPLES = "telemetry_samples"  # host samples the summary used
 TELEMETRY_WINDOW = "telemetry_window"  # which part of the run the telemetry summary covers
+TENSOR_PARALLEL = "tensor_parallel"  # tensor, hybrid: devices each sharded weight is split over
 TFSCALE_VERSION = "tfscale_version"  # tfscale version that wrote the record
 TF_VERSION = "tf_version"  # tensorflow version the worker ran
 THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all replicas: global_batch / median step;
-#   multi-worker: the SUM of rank_throughput (each rank timed over the same synchronous steps)
 THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
 TIMING = "timing"
@@ -116,7 +123,8 @@ STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 # Columns every record carries, in the order the summary table shows them.
 RECORD_COLUMNS = (
     CONFIG_ID, SUITE, RUN_ID, STATUS, REASON, MODEL, MODEL_SIZE, STRATEGY, CROSS_DEVICE_OPS, COLLECTIVE,
-    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, NODES, NETWORK_LINK, LINK_BYTES_PER_S,
+    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, STAGES, MICRO_BATCHES, TENSOR_PARALLEL, NODES, NETWORK_LINK,
+    LINK_BYTES_PER_S,
     LINK_MEASURED_BYTES_PER_S, LINK_CHECK_METHOD,
     DEVICES_PER_NODE, DEVICES, REPLICAS, DEVICE, DEVICE_KIND, BATCH_SIZE, BATCH_POLICY, GLOBAL_BATCH_SIZE,
     PRECISION, JIT, OPTIMIZER, SEED, PARAMS, GRAD_BYTES, WARMUP_STEPS, TIMED_STEPS, WINDOW_STEPS, FIRST_STEP_S,
@@ -125,7 +133,8 @@ RECORD_COLUMNS = (
     HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
     STRAGGLER_RANKS, LAUNCHER, SLURM_JOB_ID, SLURM_STEP_ID, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
     COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_TRACE_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, TRACE_PATH,
-    TRACE_STEPS, TRACE_ERROR, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
+    TRACE_STEPS, TRACE_ERROR, PARAM_BYTES_PER_DEVICE, STAGE_PARAM_BYTES, BUBBLE_FRACTION, BUBBLE_FRACTION_THEORY,
+    MODEL_PARALLEL_METHOD, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
     OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, HOST_CPU_UTIL_MEAN, NET_BYTES_PER_S, GPU_UTIL_MEAN,
     GPU_MEM_PEAK_BYTES, GPU_POWER_MEAN_W, GPU_TELEMETRY_NOTE, TELEMETRY_SAMPLES, TELEMETRY_WINDOW, TELEMETRY_PATH,
     FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,

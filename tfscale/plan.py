@@ -12,10 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfscale.axes import AXES, SETTINGS, STRATEGIES, STRATEGY_AXES, ZOO_MODELS, replicas_of
+from tfscale.axes import (
+    AXES,
+    PARALLELISM_AXES,
+    PARALLELISMS,
+    SETTINGS,
+    STRATEGIES,
+    STRATEGY_AXES,
+    ZOO_MODELS,
+    replicas_of,
+)
 from tfscale.errors import SuiteError
 from tfscale.spec import RunSpec
 from tfscale.suite import Suite
+from tfscale.zoo import pipeline_segments, tensor_split_problem
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,20 @@ def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:
 def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     """Blank axes that do not apply, so that configs differing only there collapse into one."""
     config = dict(config)
+    mode = config["parallelism"]
+    for axis in PARALLELISM_AXES - set(PARALLELISMS[mode].own_axes):
+        config[axis] = None
+    if mode != "data":  # one process, no tf.distribute strategy: the strategy and its options do not apply
+        for axis in (*STRATEGY_AXES, "strategy", "network_link"):
+            config[axis] = None
+        devices = config["devices_per_node"] * config["nodes"]
+        if mode == "pipeline" and config["stages"] is None:
+            config["stages"] = devices
+        if mode in ("tensor", "hybrid") and config["tensor_parallel"] is None:
+            config["tensor_parallel"] = devices if mode == "tensor" else min(2, devices)
+        if config["model"] not in ZOO_MODELS:
+            config["model_size"] = None
+        return config
     own = STRATEGIES[config["strategy"]].own_axes
     for axis in STRATEGY_AXES - set(own):
         config[axis] = None
@@ -91,6 +115,9 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
 
 def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     """Refuse combinations that cannot run, in one line naming the config and the way out."""
+    if config["parallelism"] != "data":
+        _check_model_parallel(config, suite, where)
+        return
     strategy = STRATEGIES[config["strategy"]]
     name = f"{suite.path}: {where}: {config['model']}/{config['strategy']}"
     if strategy.exactly_one_device and config["devices_per_node"] != 1:
@@ -120,6 +147,48 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
                          f"over {replicas} replicas")
 
 
+def _check_model_parallel(config: dict[str, Any], suite: Suite, where: str) -> None:
+    mode, model, size = config["parallelism"], config["model"], config["model_size"]
+    name = f"{suite.path}: {where}: {model}/{mode}"
+    supported = PARALLELISMS[mode].models
+    if supported is not None and model not in supported:
+        raise SuiteError(f"{name}: parallelism={mode} supports the zoo models {', '.join(supported)} only "
+                         f"(it needs to know where to cut or shard the model); use parallelism=data for {model}")
+    if config["nodes"] != 1:
+        raise SuiteError(f"{name} with nodes={config['nodes']}: model-parallel modes run in one process on one "
+                         "node; use nodes: 1")
+    if config["precision"] != "float32" or config["jit"]:
+        raise SuiteError(f"{name}: model-parallel modes run in float32 without jit; set precision: float32, "
+                         "jit: false")
+    devices = config["devices_per_node"]
+    batch = config["batch_size"] if config["batch_policy"] == "strong" else None
+    if mode == "pipeline":
+        stages, micro = config["stages"], config["micro_batches"]
+        if stages > devices:
+            raise SuiteError(f"{name}: stages={stages} needs as many devices; devices_per_node={devices}")
+        if stages > pipeline_segments(model, size):
+            raise SuiteError(f"{name}: stages={stages} but {model}/{size} has only {pipeline_segments(model, size)} "
+                             "layers to cut between; use fewer stages or a larger model_size")
+        global_batch = batch or config["batch_size"]
+        if global_batch % micro:
+            raise SuiteError(f"{name}: global batch {global_batch} does not divide into micro_batches={micro}")
+        return
+    tp = config["tensor_parallel"]
+    if devices % tp or (mode == "tensor" and tp != devices):
+        need = "equal" if mode == "tensor" else "divide"
+        raise SuiteError(f"{name}: tensor_parallel={tp} must {need} devices_per_node={devices}")
+    problem = tensor_split_problem(model, size, tp)
+    if problem:
+        raise SuiteError(f"{name}: cannot shard {model}/{size} over tensor_parallel={tp}: {problem}")
+    if config["optimizer"] != "sgd":
+        raise SuiteError(f"{name}: tensor and hybrid parallelism update DTensor weights with tfscale's own SGD "
+                         "(Keras optimizers make non-DTensor slots); use optimizer: sgd")
+    replicas = devices // tp
+    if batch is not None and batch % replicas:
+        raise SuiteError(f"{name}: batch_size={batch} (strong scaling: global) does not divide over {replicas} "
+                         "data-parallel copies")
+
+
 def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
     user = suite.models.get(config["model"])
     user_model = user.model_dump() if user is not None else None
@@ -147,7 +216,8 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     return [
         {
             "config_id": s.config_id, "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
-            "strategy": s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else ""),
+            "strategy": (s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else "")
+                         if s.strategy else s.mode_label),
             "nodes": s.nodes, "dev/node": s.devices_per_node, "replicas": s.replicas,
             "link": s.network_link or "",
             "batch": f"{s.batch_size} {s.batch_policy}", "global": s.global_batch_size,

@@ -26,7 +26,8 @@ def progress_line(done: int, total: int, elapsed_s: float, record: dict[str, Any
     bar = "#" * filled + "." * (BAR_WIDTH - filled)
     size = record.get(m.MODEL_SIZE)
     link = f" @{record[m.NETWORK_LINK]}" if record.get(m.NETWORK_LINK) else ""
-    what = f"{record[m.MODEL]}{'/' + size if size else ''} {record[m.STRATEGY]} x{record[m.DEVICES]}{link}"
+    how = record[m.STRATEGY] or record.get(m.PARALLELISM)
+    what = f"{record[m.MODEL]}{'/' + size if size else ''} {how} x{record[m.DEVICES]}{link}"
     if record[m.STATUS] == m.STATUS_OK:
         outcome = f"ok, {record[m.STEP_TIME_MEDIAN_S] * 1e3:.2f} ms/step"
     else:

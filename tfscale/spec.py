@@ -24,7 +24,7 @@ class RunSpec:
     # axes (what is measured; hashed into config_id)
     model: str
     model_size: str | None
-    strategy: str
+    strategy: str | None  # None for model-parallel modes (no tf.distribute strategy)
     cross_device_ops: str | None
     collective: str | None
     bytes_per_pack: int | None
@@ -34,6 +34,9 @@ class RunSpec:
     nodes: int
     devices_per_node: int
     parallelism: str
+    stages: int | None
+    micro_batches: int | None
+    tensor_parallel: int | None
     batch_size: int
     batch_policy: str
     precision: str
@@ -66,7 +69,7 @@ class RunSpec:
     @property
     def replicas(self) -> int:
         """Model copies the strategy trains in data parallelism."""
-        return replicas_of(self.strategy, self.nodes, self.devices_per_node)
+        return replicas_of(self.strategy, self.nodes, self.devices_per_node, self.parallelism, self.tensor_parallel)
 
     @property
     def global_batch_size(self) -> int:
@@ -80,7 +83,16 @@ class RunSpec:
     @property
     def cluster(self) -> bool:
         """Runs as a cluster of processes, one per TF task (MultiWorkerMirrored, ParameterServer)."""
-        return STRATEGIES[self.strategy].cluster
+        return self.strategy is not None and STRATEGIES[self.strategy].cluster
+
+    @property
+    def mode_label(self) -> str:
+        """How the devices are used, for tables: the strategy, or the model-parallel layout."""
+        if self.parallelism == "pipeline":
+            return f"pipeline {self.stages} stages x {self.micro_batches} micro-batches"
+        if self.parallelism in ("tensor", "hybrid"):
+            return f"{self.parallelism} {self.replicas} data x {self.tensor_parallel} tensor"
+        return self.strategy or ""
 
     @property
     def link_bytes_per_s(self) -> float | None:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #   1 (tfscale 0.1.0): first layout, the columns of tfscale.metrics.RECORD_COLUMNS.
 #   2 (tfscale 0.2.0): simulated hosts: network_link, link_bytes_per_s, link_measured_bytes_per_s,
 #     link_check_method (all empty for version-1 records, which ran over loopback); launcher slurm:
-#     slurm_job_id, slurm_step_id (empty for version 1: local only); status may be "skipped".
+#     slurm_job_id, slurm_step_id (empty for version 1: local only); model parallelism: stages, micro_batches,
+#     tensor_parallel, param_bytes_per_device, stage_param_bytes, bubble_fraction, bubble_fraction_theory,
+#     model_parallel_method (empty for version 1: data parallelism only); status may be "skipped".
 SCHEMA_VERSION = 2
 
 RECORDS_FILE = "records.jsonl"
@@ -35,10 +37,14 @@ LOGS_DIR = "logs"
 
 
 
+NEW_IN_2 = ("network_link", "link_bytes_per_s", "link_measured_bytes_per_s", "link_check_method", "slurm_job_id",
+            "slurm_step_id", "stages", "micro_batches", "tensor_parallel", "param_bytes_per_device",
+            "stage_param_bytes", "bubble_fraction", "bubble_fraction_theory", "model_parallel_method")
+
+
 def update_to_2(record: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 records ran over loopback: no simulated link."""
-    return {**record, "network_link": None, "link_bytes_per_s": None, "link_measured_bytes_per_s": None,
-            "link_check_method": None, "slurm_job_id": None, "slurm_step_id": None}
+    """Version 1 records ran data parallelism over loopback with the local launcher: the new columns are empty."""
+    return {**record, **dict.fromkeys(NEW_IN_2)}
 
 
 # update_to_N takes a record of version N-1 and returns it as version N.
@@ -185,8 +191,8 @@ def load_results(*paths: str | Path) -> pd.DataFrame:
 
     frame = pd.DataFrame.from_records(load_records(*paths))
     missing = [c for c in RECORD_COLUMNS if c not in frame.columns]
-    for column in missing:
-        frame[column] = None
+    if missing:  # one concat: adding columns one at a time fragments the frame
+        frame = pd.concat([frame, pd.DataFrame(dict.fromkeys(missing), index=frame.index, dtype=object)], axis=1)
     extra = [c for c in frame.columns if c not in RECORD_COLUMNS]
     return frame[list(RECORD_COLUMNS) + extra]
 

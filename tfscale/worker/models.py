@@ -13,8 +13,7 @@ import tensorflow as tf
 
 from tfscale.spec import RunSpec
 from tfscale.workload import Workload
-
-CLASSES = 10
+from tfscale.zoo import CLASSES, MLP_SIZES, TRANSFORMER_SIZES
 
 
 def _classification_loss(y_true, y_pred):
@@ -24,12 +23,7 @@ def _classification_loss(y_true, y_pred):
 
 
 # --- mlp: dense layers on feature vectors ----------------------------------------------------------------------
-MLP_SIZES = {  # (input features, hidden widths)
-    "tiny": (256, (256, 256)),
-    "small": (784, (1024, 1024)),
-    "medium": (784, (2048, 2048, 2048)),
-    "large": (1024, (4096, 4096, 4096, 4096)),
-}
+
 
 
 def mlp(size: str) -> Workload:
@@ -79,12 +73,7 @@ def cnn(size: str) -> Workload:
 
 
 # --- transformer: encoder blocks on token ids, trained to predict a token per position --------------------------
-TRANSFORMER_SIZES = {  # (sequence length, vocabulary, model width, heads, blocks, feed-forward width)
-    "tiny": (32, 1000, 64, 2, 1, 128),
-    "small": (64, 8000, 128, 4, 2, 512),
-    "medium": (128, 16000, 256, 4, 4, 1024),
-    "large": (256, 32000, 512, 8, 6, 2048),
-}
+
 
 
 class TokenAndPositionEmbedding(keras.layers.Layer):
