@@ -148,8 +148,35 @@ def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
             "method": METHOD.format(n=spec.steps, w=spec.warmup_steps)}
 
 
+def run_model_parallel(spec: RunSpec) -> dict[str, Any]:
+    """Pipeline, tensor or hybrid parallelism: one process, no tf.distribute strategy."""
+    import keras
+
+    from tfscale.worker.devices import setup_devices
+    from tfscale.worker.loop import host_sync
+    from tfscale.worker.models import build_workload
+
+    devices = setup_devices(spec.device, spec.devices_per_node)
+    report_progress("devices ready")
+    keras.utils.set_random_seed(spec.seed)
+    workload = build_workload(spec)
+    report_progress("model built")
+    sync, how = host_sync(spec.device)
+    if spec.parallelism == "pipeline":
+        from tfscale.worker.pipeline import run_pipeline
+
+        loop = run_pipeline(spec, workload, devices, lambda: _optimizer(spec, keras), sync, how, report_progress)
+    else:
+        from tfscale.worker.tensor import run_tensor
+
+        loop = run_tensor(spec, workload, devices, sync, how, report_progress)
+    return _measurements(spec, loop, workload, spec.replicas, devices)
+
+
 def run_config(spec: RunSpec, task_name: str = "worker-0") -> dict[str, Any]:
     """Run one config (or this rank's part of it) and return its measurements (record columns)."""
+    if spec.parallelism != "data":
+        return run_model_parallel(spec)
     built = build(spec)
     if spec.strategy == "parameter_server":
         from tfscale.worker.ps import run_coordinator

@@ -27,13 +27,10 @@ def _classification_loss(y_true, y_pred):
 
 
 def mlp(size: str) -> Workload:
+    """A chain of dense layers (keras.Sequential: a pipeline cuts it between layers)."""
     features, widths = MLP_SIZES[size]
-    inputs = keras.Input((features,))
-    x = inputs
-    for width in widths:
-        x = keras.layers.Dense(width, activation="relu")(x)
-    outputs = keras.layers.Dense(CLASSES)(x)
-    return Workload(keras.Model(inputs, outputs, name=f"mlp_{size}"), _classification_loss,
+    layers = [keras.layers.Dense(width, activation="relu") for width in widths] + [keras.layers.Dense(CLASSES)]
+    return Workload(keras.Sequential([keras.Input((features,)), *layers], name=f"mlp_{size}"), _classification_loss,
                     tf.TensorSpec((features,), tf.float32), tf.TensorSpec((), tf.int32), target_max=CLASSES)
 
 
@@ -79,32 +76,57 @@ def cnn(size: str) -> Workload:
 class TokenAndPositionEmbedding(keras.layers.Layer):
     def __init__(self, vocab: int, length: int, width: int, **kwargs):
         super().__init__(**kwargs)
+        self.vocab, self.length, self.width = vocab, length, width
         self.tokens = keras.layers.Embedding(vocab, width)
         self.positions = keras.layers.Embedding(length, width)
+
+    def build(self, input_shape):
+        self.tokens.build(input_shape)
+        self.positions.build((self.length,))
 
     def call(self, ids):
         positions = keras.ops.arange(0, keras.ops.shape(ids)[-1])
         return self.tokens(ids) + self.positions(positions)
 
+    def get_config(self):
+        return {**super().get_config(), "vocab": self.vocab, "length": self.length, "width": self.width}
 
-def _encoder_block(x, width: int, heads: int, ff: int):
-    attention = keras.layers.MultiHeadAttention(heads, width // heads)(x, x)
-    x = keras.layers.LayerNormalization()(x + attention)
-    y = keras.layers.Dense(ff, activation="gelu")(x)
-    y = keras.layers.Dense(width)(y)
-    return keras.layers.LayerNormalization()(x + y)
+
+class EncoderBlock(keras.layers.Layer):
+    """Post-norm encoder block: x = LN(x + MHA(x, x)); LN(x + W2 gelu(W1 x))."""
+
+    def __init__(self, width: int, heads: int, ff: int, **kwargs):
+        super().__init__(**kwargs)
+        self.width, self.heads, self.ff = width, heads, ff
+        self.attention = keras.layers.MultiHeadAttention(heads, width // heads)
+        self.norm1 = keras.layers.LayerNormalization()
+        self.ff1 = keras.layers.Dense(ff, activation="gelu")
+        self.ff2 = keras.layers.Dense(width)
+        self.norm2 = keras.layers.LayerNormalization()
+
+    def build(self, input_shape):
+        self.attention.build(input_shape, input_shape)
+        self.norm1.build(input_shape)
+        self.ff1.build(input_shape)
+        self.ff2.build((*input_shape[:-1], self.ff))
+        self.norm2.build(input_shape)
+
+    def call(self, x):
+        x = self.norm1(x + self.attention(x, x))
+        return self.norm2(x + self.ff2(self.ff1(x)))
+
+    def get_config(self):
+        return {**super().get_config(), "width": self.width, "heads": self.heads, "ff": self.ff}
 
 
 def transformer(size: str) -> Workload:
+    """Embedding, encoder blocks, per-token classifier: a chain of layers (keras.Sequential)."""
     length, vocab, width, heads, blocks, ff = TRANSFORMER_SIZES[size]
-    inputs = keras.Input((length,), dtype="int32")
-    x = TokenAndPositionEmbedding(vocab, length, width)(inputs)
-    for _ in range(blocks):
-        x = _encoder_block(x, width, heads, ff)
-    outputs = keras.layers.Dense(vocab)(x)
-    return Workload(keras.Model(inputs, outputs, name=f"transformer_{size}"), _classification_loss,
-                    tf.TensorSpec((length,), tf.int32), tf.TensorSpec((length,), tf.int32), target_max=vocab,
-                    input_max=vocab)
+    layers = [TokenAndPositionEmbedding(vocab, length, width),
+              *(EncoderBlock(width, heads, ff) for _ in range(blocks)), keras.layers.Dense(vocab)]
+    model = keras.Sequential([keras.Input((length,), dtype="int32"), *layers], name=f"transformer_{size}")
+    return Workload(model, _classification_loss, tf.TensorSpec((length,), tf.int32),
+                    tf.TensorSpec((length,), tf.int32), target_max=vocab, input_max=vocab)
 
 
 ZOO = {"mlp": mlp, "cnn": cnn, "transformer": transformer}

@@ -1,0 +1,173 @@
+"""Pipeline parallelism: the model's chain of layers cut into `stages` contiguous groups (balanced by parameter
+bytes), each group's variables and ops placed on its own device with `tf.device`; the global batch cut into
+`micro_batches`; GPipe's schedule in one tf.function: every micro-batch's forward through the stages, the loss of
+all of them, then one backward (TF's dataflow runs stage s on micro-batch m while stage s+1 works on m-1) and one
+optimizer update of the accumulated gradients.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from tfscale import metrics as m
+from tfscale.spec import RunSpec
+from tfscale.stages import balanced_cuts, bubble_theory, groups
+from tfscale.workload import Workload
+
+METHOD = ("pipeline: layers cut into contiguous stages balanced by parameter bytes, stage s on device s; GPipe "
+          "schedule (all micro-batch forwards, one backward, one update) in one tf.function. bubble_fraction = "
+          "1 - sum over stages of the stage's busy time / (stages x median step), the busy time of a stage being "
+          "micro_batches x the median time of its forward+backward on one micro-batch run alone; on logical CPU "
+          "devices the stages share the cores, so the measured bubble (even negative: stages overlapping on the "
+          "cores) tests the mechanics, not the schedule's benefit; bubble_fraction_theory = (S-1)/(M+S-1)")
+
+
+def variable_bytes(variables) -> int:
+    return int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in variables))
+
+
+@dataclass
+class Pipeline:
+    stages: list[list[keras.layers.Layer]]  # the placed copies of the model's layers, per stage
+    devices: list[str]
+    loss: Any  # the workload's per-example loss
+
+    @property
+    def variables(self) -> list:
+        return [v for stage in self.stages for layer in stage for v in layer.trainable_variables]
+
+    def stage_bytes(self) -> list[int]:
+        return [variable_bytes([v for layer in stage for v in layer.weights]) for stage in self.stages]
+
+    def forward(self, x, training: bool = True):
+        """The micro-batch's logits, each stage's ops on its device."""
+        for stage, device in zip(self.stages, self.devices, strict=True):
+            with tf.device(device):
+                for layer in stage:
+                    x = layer(x, training=training)
+        return x
+
+    def mean_loss(self, x, y, micro_batches: int):
+        """Mean per-example loss of the batch, computed micro-batch by micro-batch (all forwards)."""
+        losses = []
+        for xm, ym in zip(tf.split(x, micro_batches), tf.split(y, micro_batches), strict=True):
+            logits = self.forward(xm)
+            with tf.device(self.devices[-1]):
+                losses.append(tf.reduce_mean(self.loss(ym, logits)))
+        return tf.add_n(losses) / micro_batches
+
+
+def place(workload: Workload, devices: list[str], stages: int) -> Pipeline:
+    """Copies of the workload's layers (its weights included) built stage by stage on their devices."""
+    layers = list(workload.model.layers)
+    cuts = balanced_cuts([variable_bytes(layer.weights) for layer in layers], stages)
+    placed = []
+    x = tf.zeros((1, *workload.input_spec.shape), workload.input_spec.dtype)
+    for group, device in zip(groups(layers, cuts), devices, strict=False):
+        copies = []
+        with tf.device(device):
+            for layer in group:
+                copy = layer.__class__.from_config(layer.get_config())
+                x = copy(x)  # builds the copy's variables here, on this stage's device
+                copy.set_weights(layer.get_weights())
+                copies.append(copy)
+        placed.append(copies)
+    return Pipeline(placed, devices[:stages], workload.loss)
+
+
+def stage_optimizers(pipeline: Pipeline, new_optimizer) -> list:
+    """One optimizer per stage, built on the stage's device, so that slots and updates stay beside the weights."""
+    optimizers = []
+    for stage, device in zip(pipeline.stages, pipeline.devices, strict=True):
+        optimizer = new_optimizer()
+        with tf.device(device):
+            optimizer.build([v for layer in stage for v in layer.trainable_variables])
+        optimizers.append(optimizer)
+    return optimizers
+
+
+def make_step(pipeline: Pipeline, optimizers: list, micro_batches: int):
+    per_stage = [[v for layer in stage for v in layer.trainable_variables] for stage in pipeline.stages]
+    variables = [v for vs in per_stage for v in vs]
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = pipeline.mean_loss(x, y, micro_batches)
+        gradients = tape.gradient(loss, variables)
+        start = 0
+        for optimizer, vs, device in zip(optimizers, per_stage, pipeline.devices, strict=True):
+            with tf.device(device):
+                optimizer.apply(gradients[start:start + len(vs)], vs)
+            start += len(vs)
+        return loss
+
+    return step
+
+
+def stage_busy_s(pipeline: Pipeline, x_micro, repeats: int = 5) -> list[float]:
+    """Per stage: median seconds of its forward+backward on one micro-batch run alone."""
+    busy, h = [], x_micro
+    for stage, device in zip(pipeline.stages, pipeline.devices, strict=True):
+        variables = [v for layer in stage for v in layer.trainable_variables]
+
+        @tf.function
+        def work(h_in, stage=stage, device=device, variables=variables):
+            with tf.GradientTape() as tape:
+                if h_in.dtype.is_floating:
+                    tape.watch(h_in)
+                with tf.device(device):
+                    out = h_in
+                    for layer in stage:
+                        out = layer(out, training=True)
+                    total = tf.reduce_sum(tf.cast(out, tf.float32))
+            grads = tape.gradient(total, variables + ([h_in] if h_in.dtype.is_floating else []))
+            # one scalar that depends on every gradient, fetched to end the timed call (embeddings: IndexedSlices)
+            check = tf.constant(0.0)
+            for g in grads:
+                if g is not None:
+                    check += tf.reduce_sum(tf.cast(g.values if isinstance(g, tf.IndexedSlices) else g, tf.float32))
+            return out, check
+
+        out, check = work(h)
+        float(check.numpy())
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            _, check = work(h)
+            float(check.numpy())
+            times.append(time.perf_counter() - start)
+        busy.append(statistics.median(times))
+        h = out
+    return busy
+
+
+def pipeline_figures(spec: RunSpec, pipeline: Pipeline, x, step_median_s: float) -> dict[str, Any]:
+    micro = tf.split(x, spec.micro_batches)[0]
+    busy = [t * spec.micro_batches for t in stage_busy_s(pipeline, micro)]
+    stage_bytes = pipeline.stage_bytes()
+    return {m.STAGE_PARAM_BYTES: stage_bytes, m.PARAM_BYTES_PER_DEVICE: max(stage_bytes),
+            m.BUBBLE_FRACTION: 1 - sum(busy) / (len(busy) * step_median_s),
+            m.BUBBLE_FRACTION_THEORY: bubble_theory(len(busy), spec.micro_batches), m.MODEL_PARALLEL_METHOD: METHOD}
+
+
+def run_pipeline(spec: RunSpec, workload: Workload, devices: list[str], new_optimizer, sync, how: str, on_window):
+    """Place the workload's layers, run the timed loop, and measure the stages; returns the LoopResult with the
+    pipeline columns in its extra."""
+    from tfscale.worker.data import synthetic_batch
+    from tfscale.worker.loop import run_timed_loop
+
+    pipeline = place(workload, devices, spec.stages)
+    step = make_step(pipeline, stage_optimizers(pipeline, new_optimizer), spec.micro_batches)
+    x, y = (tf.constant(a) for a in synthetic_batch(workload, spec.global_batch_size, spec.seed))
+    loop = run_timed_loop(lambda: step(x, y), warmup_steps=spec.warmup_steps, steps=spec.steps,
+                          window_steps=spec.window_steps, sync=sync, how=how, on_window=on_window)
+    loop.extra.update(pipeline_figures(spec, pipeline, x, statistics.median(loop.samples_s)))
+    return loop
