@@ -299,3 +299,35 @@ def condense(frame: pd.DataFrame) -> pd.DataFrame:
     out = out.reset_index()[list(frame.columns)]
     out.attrs["condensed_runs"] = frame[m.RUN_ID].nunique()  # figures say their bars show run-to-run spread
     return out
+
+
+MODES_NOTE = (
+    "data: every device holds the whole model and computes on its share of the batch; the gradients are "
+    "all-reduced every step. pipeline: each device holds a contiguous group of layers (stage) and passes "
+    "activations to the next; memory per device falls with the stages, but a stage waits while the pipeline fills "
+    "and drains (the bubble, (S-1)/(M+S-1) of the step with M micro-batches). tensor: each device holds 1/T of "
+    "every sharded weight and computes 1/T of each layer; activations are exchanged inside every layer. hybrid: "
+    "data-parallel copies of a tensor-parallel model. On logical CPU devices all modes share the same cores: these "
+    "figures test the mechanics, not the speed a real multi-device host would give.")
+
+
+def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ok configs of a workload run in more than one parallelism mode at the same device count, one row each,
+    with a `mode` label; `frame` has gone through add_scaling."""
+    ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
+    if ok.empty or m.PARALLELISM not in ok:
+        return ok.assign(mode=[])
+    ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
+    rows = ok[ok.groupby("group")[m.PARALLELISM].transform("nunique") > 1].copy()
+    rows["mode"] = [mode_text(r) for _, r in rows.iterrows()]
+    return rows.sort_values([m.MODEL, m.DEVICES, m.PARALLELISM]).drop(columns="group")
+
+
+def mode_text(row: pd.Series) -> str:
+    """'data (mirrored)', 'pipeline (4 stages x 4 micro-batches)', 'hybrid (2 data x 2 tensor)'."""
+    mode = row[m.PARALLELISM]
+    if mode == "pipeline":
+        return f"pipeline ({row[m.STAGES]:.0f} stages x {row[m.MICRO_BATCHES]:.0f} micro-batches)"
+    if mode in ("tensor", "hybrid"):
+        return f"{mode} ({row[m.REPLICAS]:.0f} data x {row[m.TENSOR_PARALLEL]:.0f} tensor)"
+    return f"data ({row[m.STRATEGY]})"

@@ -25,12 +25,14 @@ from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.analysis import (
     BREAKDOWN_METHOD,
+    MODES_NOTE,
     NETWORK_METHOD,
     add_scaling,
     comm_crosscheck,
     condense,
     layout_comparison,
     loss_breakdown,
+    mode_comparison,
     network_rows,
     warnings_for,
 )
@@ -74,7 +76,8 @@ def figure_html(fig) -> str:
     return (f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'
             f'<script type="application/json" class="figure-data" data-for="{div}">{data}</script></div>')
 TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
-                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.NODES, m.NETWORK_LINK, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
+                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.PARALLELISM, m.STAGES, m.MICRO_BATCHES, m.TENSOR_PARALLEL,
+                 m.NODES, m.NETWORK_LINK, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
                  m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
                  m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
                  m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
@@ -200,6 +203,29 @@ def network_section(frame: pd.DataFrame) -> str:
         f'<div class="tablewrap">{records_table(rows, NETWORK_COLUMNS)}</div>'] if p)
 
 
+MODE_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.DEVICES, "mode", m.THROUGHPUT_EXAMPLES_PER_S,
+                m.STEP_TIME_MEDIAN_S, m.SCALING_EFFICIENCY, m.PARAM_BYTES_PER_DEVICE, m.STAGE_PARAM_BYTES,
+                m.PEAK_MEMORY_BYTES, m.MEMORY_KIND, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY)
+
+
+def modes_section(frame: pd.DataFrame) -> str:
+    rows = mode_comparison(frame)
+    if rows.empty:
+        return ("<p>No workload was run in more than one parallelism mode at the same device count (axis "
+                "<code>parallelism: [data, pipeline, tensor, hybrid]</code>).</p>")
+    methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
+    return "\n".join(p for p in [
+        f'<p class="method">{html.escape(MODES_NOTE)}</p>',
+        _plot(figures.modes_figure(rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode",
+                                   "examples/s (global)")),
+        _plot(figures.modes_figure(rows, m.PARAM_BYTES_PER_DEVICE, "Parameters held by the most loaded device",
+                                   "MiB per device", 1 / 2**20)),
+        _plot(figures.modes_figure(rows[rows[m.PARALLELISM] == "pipeline"], m.BUBBLE_FRACTION,
+                                   "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))", "idle fraction")),
+        "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
+        f'<div class="tablewrap">{records_table(rows, MODE_COLUMNS)}</div>'] if p)
+
+
 TELEMETRY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.HOST_CPU_UTIL_MEAN, m.NET_BYTES_PER_S,
                      m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES, m.GPU_POWER_MEAN_W, m.TELEMETRY_SAMPLES,
                      m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE, m.TELEMETRY_PATH)
@@ -303,6 +329,7 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
         "{{comm}}": comm_section(view, sweeps or []),
         "{{loss}}": loss_section(view),
         "{{network}}": network_section(view),
+        "{{modes}}": modes_section(view),
         "{{prediction}}": prediction_section(view),
         "{{telemetry}}": telemetry_section(view, series or {}),
         "{{env}}": env_section(envs),

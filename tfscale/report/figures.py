@@ -258,3 +258,22 @@ def efficiency_vs_link_figure(rows: pd.DataFrame) -> go.Figure | None:
     fig.update_layout(title="Scaling efficiency vs link rate (simulated hosts)", height=440)
     fig.update_xaxes(type="log")
     return fig
+
+
+def modes_figure(rows: pd.DataFrame, column: str, title: str, axis: str, scale: float = 1.0,
+                 wrap: int = 3) -> go.Figure | None:
+    """One bar per parallelism mode, a panel per workload and device count (rows from analysis.mode_comparison)."""
+    rows = rows[rows[column].notna()].copy()
+    if rows.empty:
+        return None
+    rows["panel"] = rows.apply(lambda r: f"{workload_label(r)} @ {r[m.DEVICES]} devices", axis=1)
+    rows["value"] = rows[column].astype(float) * scale
+    fig = px.bar(rows, x="mode", y="value", color=m.PARALLELISM, facet_col="panel", facet_col_wrap=wrap,
+                 hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
+                 labels={"value": axis, "mode": ""})
+    panels = max(1, -(-rows["panel"].nunique() // wrap))
+    fig.update_layout(title=title, height=380 * panels + 80, margin={"t": 90}, legend_title_text="parallelism")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_xaxes(matches=None, showticklabels=True)
+    return fig

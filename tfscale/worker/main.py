@@ -208,6 +208,8 @@ def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[st
         m.DEVICE_KIND: spec.device_kind,
         m.PARAMS: int(workload.model.count_params()),
         m.GRAD_BYTES: grad_bytes(trainable),
+        # data parallelism: every device holds every weight (model-parallel modes overwrite this from loop.extra)
+        m.PARAM_BYTES_PER_DEVICE: grad_bytes(workload.model.weights),
         m.TIMED_STEPS: loop.timed_steps,
         m.FIRST_STEP_S: loop.first_step_s,
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
