@@ -234,7 +234,8 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
         rows.append({
             "config_id": r[m.CONFIG_ID],
             "model": r[m.MODEL] if _missing(r[m.MODEL_SIZE]) else f"{r[m.MODEL]}/{r[m.MODEL_SIZE]}",
-            "strategy": r[m.STRATEGY], "devices": str(r[m.DEVICES]), "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
+            "strategy": r[m.STRATEGY] if isinstance(r[m.STRATEGY], str) else mode_text(r),
+            "devices": str(r[m.DEVICES]), "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
             "status": r[m.STATUS],
             "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
             "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
@@ -325,7 +326,7 @@ def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:
 
 def mode_text(row: pd.Series) -> str:
     """'data (mirrored)', 'pipeline (4 stages x 4 micro-batches)', 'hybrid (2 data x 2 tensor)'."""
-    mode = row[m.PARALLELISM]
+    mode = row.get(m.PARALLELISM) or "data"
     if mode == "pipeline":
         return f"pipeline ({row[m.STAGES]:.0f} stages x {row[m.MICRO_BATCHES]:.0f} micro-batches)"
     if mode in ("tensor", "hybrid"):

@@ -272,7 +272,7 @@ def modes_figure(rows: pd.DataFrame, column: str, title: str, axis: str, scale: 
                  hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
                  labels={"value": axis, "mode": ""})
     panels = max(1, -(-rows["panel"].nunique() // wrap))
-    fig.update_layout(title=title, height=380 * panels + 80, margin={"t": 90}, legend_title_text="parallelism")
+    fig.update_layout(title=title, height=460 * panels + 80, margin={"t": 90}, legend_title_text="parallelism")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_xaxes(matches=None, showticklabels=True)
