@@ -23,18 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfscale.errors import TfscaleError
-from tfscale.launch.cluster import cluster_tasks, pick_ports
+from tfscale.launch.cluster import PROGRESS_ENV, cluster_tasks, pick_ports
 from tfscale.launch.local import kill_tree, start_worker
 from tfscale.spec import RunSpec
+from tfscale.worker.cluster import (  # the names the ranks read (no TensorFlow import)
+    PORT_BASE_ENV,
+    RESOLVER_ENV,
+)
 
 TOOLS = ("salloc", "srun", "squeue", "scancel")
 POLL_S = 0.5
 PENDING_NOTE_S = 10.0  # how often a waiting allocation is reported
 SLURM_STATE = re.compile(r"\*\*\* .* \*\*\*")  # slurmstepd's "*** STEP 12.3 ON n1 CANCELLED AT ... ***"
 SLURM_ERROR = re.compile(r"(?:srun|slurmstepd\S*): error: .*")
-RESOLVER_ENV = "TFSCALE_RESOLVER"  # tfscale.worker.cluster reads the same names
-PORT_BASE_ENV = "TFSCALE_PORT_BASE"
-PROGRESS_ENV = "TFSCALE_PROGRESS"
 
 
 def unavailable_reason() -> str | None:
