@@ -71,7 +71,11 @@ def topology_spec(device: str, strategy: str, nodes: int, devices_per_node: int,
     defaults = {"strategy": strategy, "nodes": nodes, "devices_per_node": devices_per_node,
                 **{k: v for k, v in options.items() if v is not None}}
     suite = Suite(name="commbench", device=device, defaults=defaults, matrix={"model": ["mlp"]}, path="commbench")
-    return expand(suite).specs[0]
+    spec = expand(suite).specs[0]
+    if options.get("network_link") and spec.network_link is None:  # the plan drops a link where none is crossed
+        raise TfscaleError("commbench: --link simulates the links between nodes: use --strategy "
+                           "multi_worker_mirrored with --nodes 2 or more")
+    return spec
 
 
 def sweep_spec(spec: RunSpec, sizes: list[int], iters: int, warmup: int) -> RunSpec:

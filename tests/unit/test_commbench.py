@@ -43,6 +43,9 @@ def test_topologies():
 
 def test_topology_spec_applies_the_plan_checks():
     assert topology_spec("cpu", "mirrored", 1, 4).replicas == 4
+    assert topology_spec("cpu", "multi_worker_mirrored", 2, 1, network_link="1gbit").network_link == "1gbit"
+    with pytest.raises(TfscaleError, match="--link simulates the links between nodes"):
+        topology_spec("cpu", "mirrored", 1, 2, network_link="1gbit")
     with pytest.raises(TfscaleError, match="has no all-reduce"):
         topology_spec("cpu", "one_device", 1, 1)
     with pytest.raises(TfscaleError, match="cross_device_ops=nccl has no CPU kernel"):
