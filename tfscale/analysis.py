@@ -16,6 +16,7 @@ import math
 import pandas as pd
 
 from tfscale import metrics as m
+from tfscale.axes import AXES
 from tfscale.stats import median
 
 WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
@@ -274,9 +275,7 @@ def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return ok.sort_values([m.MODEL, m.NODES, m.LINK_BYTES_PER_S])
 
 
-CONFIG_AXES = (m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE, m.BYTES_PER_PACK,
-               m.NUM_PS, m.PARTITIONER, m.NETWORK_LINK, m.NODES, m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE,
-               m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER)
+CONFIG_AXES = (m.DEVICE, *AXES)  # what makes a config: every axis (a later axis included) and the device
 
 
 def condense(frame: pd.DataFrame) -> pd.DataFrame:
