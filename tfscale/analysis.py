@@ -16,7 +16,7 @@ import math
 import pandas as pd
 
 from tfscale import metrics as m
-from tfscale.axes import AXES
+from tfscale.axes import AXES, layout_text
 from tfscale.stats import median
 
 WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
@@ -324,10 +324,8 @@ def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def mode_text(row: pd.Series) -> str:
-    """'data (mirrored)', 'pipeline (4 stages x 4 micro-batches)', 'hybrid (2 data x 2 tensor)'."""
+    """'data (mirrored)', 'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'."""
     mode = row.get(m.PARALLELISM) or "data"
-    if mode == "pipeline":
-        return f"pipeline ({row[m.STAGES]:.0f} stages x {row[m.MICRO_BATCHES]:.0f} micro-batches)"
-    if mode in ("tensor", "hybrid"):
-        return f"{mode} ({row[m.REPLICAS]:.0f} data x {row[m.TENSOR_PARALLEL]:.0f} tensor)"
-    return f"data ({row[m.STRATEGY]})"
+    if mode == "data":
+        return f"data ({row[m.STRATEGY]})"
+    return layout_text(mode, row[m.STAGES], row[m.MICRO_BATCHES], row[m.REPLICAS], row[m.TENSOR_PARALLEL])

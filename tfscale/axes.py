@@ -63,6 +63,14 @@ PARALLELISMS: dict[str, ParallelismInfo] = {
 PARALLELISM_AXES = frozenset(a for p in PARALLELISMS.values() for a in p.own_axes)
 
 
+def layout_text(parallelism: str, stages, micro_batches, replicas, tensor_parallel) -> str:
+    """A model-parallel config's layout in words, where a data-parallel one names its strategy:
+    'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'. Numbers may come from pandas as floats."""
+    if parallelism == "pipeline":
+        return f"pipeline {int(stages)} stages x {int(micro_batches)} micro-batches"
+    return f"{parallelism} {int(replicas)} data x {int(tensor_parallel)} tensor"
+
+
 def replicas_of(strategy: str | None, nodes: int, devices_per_node: int, parallelism: str = "data",
                 tensor_parallel: int | None = None) -> int:
     """Model copies trained in data parallelism (the plan refuses devices_per_node > 1 where TF would give one);

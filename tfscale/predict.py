@@ -50,7 +50,8 @@ def _groups(frame: pd.DataFrame):
         yield strategy, first, float(steps[first[m.BASELINE_CONFIG_ID]]), multi
 
 
-def _link(row: pd.Series) -> str | None:
+def link_of(row: pd.Series) -> str | None:
+    """The row's simulated link, or None over loopback (pandas gives NaN for a missing one)."""
     link = row.get(m.NETWORK_LINK)
     return link if isinstance(link, str) else None
 
@@ -82,7 +83,7 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     for strategy, first, t1, multi in _groups(frame):
         for n in devices:
             rows.append({m.MODEL: first[m.MODEL], m.MODEL_SIZE: first[m.MODEL_SIZE], m.STRATEGY: strategy,
-                         m.NETWORK_LINK: _link(first), m.SCALING: first[m.SCALING], m.DEVICES: n,
+                         m.NETWORK_LINK: link_of(first), m.SCALING: first[m.SCALING], m.DEVICES: n,
                          "fitted_on": list(multi[m.DEVICES]),
                          **_predict(first, t1, multi, n)})
     return pd.DataFrame(rows)
@@ -97,7 +98,7 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
         guess = _predict(first, t1, rest, int(held[m.DEVICES]))
-        rows.append({m.MODEL: first[m.MODEL], m.STRATEGY: strategy, m.NETWORK_LINK: _link(first),
+        rows.append({m.MODEL: first[m.MODEL], m.STRATEGY: strategy, m.NETWORK_LINK: link_of(first),
                      m.DEVICES: int(held[m.DEVICES]),
                      "fitted_on": list(rest[m.DEVICES]), "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
                      "predicted_step_s": guess["predicted_step_s"],

@@ -215,9 +215,7 @@ def _run_cluster(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder:
     except NetworkError as error:
         return {m.STATUS: m.STATUS_FAILED, m.REASON: str(error)}
     finally:
-        for path in work.glob(f"{spec.config_id}.*"):
-            if path != spec_path:
-                path.unlink(missing_ok=True)
+        _remove_task_files(work, spec.config_id, keep=spec_path)
     trainers = [run for run in outcome.runs if run.task.trainer]
     fields = {m.LOG_PATH: str(trainers[0].log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
               m.CLUSTER: job_counts(tasks), m.PORT_RETRIES: outcome.attempts - 1}
@@ -251,13 +249,11 @@ def _run_slurm(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: P
     log_path = logs / f"{cid}.log"
     try:
         outcome = run_step(spec, allocation, _worker_argv(spec_path, template), log_path, work / f"{cid}.progress")
-        results = [read_json(path) for path in trainers]
-        errors = [r["error"] for r in map(read_json, sorted(work.glob(f"{cid}.*result.json")))
-                  if r and not r.get("ok") and r.get("error")]
+        parts = {path: read_json(path) for path in sorted(work.glob(f"{cid}.*result.json"))}  # every rank's
     finally:
-        for path in work.glob(f"{cid}.*"):
-            if path != spec_path:
-                path.unlink(missing_ok=True)
+        _remove_task_files(work, cid, keep=spec_path)
+    results = [parts.get(path) for path in trainers]
+    errors = [r["error"] for r in parts.values() if r and not r.get("ok") and r.get("error")]
     fields = {m.LOG_PATH: str(log_path.relative_to(folder)), m.DURATION_S: round(outcome.duration_s, 3),
               m.SLURM_JOB_ID: outcome.job_id, m.SLURM_STEP_ID: outcome.step_id,
               m.CLUSTER: job_counts(tasks) if tasks else None}
@@ -274,6 +270,13 @@ def _run_slurm(spec: RunSpec, spec_path: Path, work: Path, logs: Path, folder: P
     timed_out = outcome.timed_out or "TIME LIMIT" in (outcome.slurm_reason or "")
     return fields | {m.STATUS: m.STATUS_TIMEOUT if timed_out else m.STATUS_FAILED, m.REASON: reason,
                      m.LOG_TAIL: log_tail(log_path)}
+
+
+def _remove_task_files(work: Path, config_id: str, keep: Path) -> None:
+    """The config's result parts and progress files, once read (the spec file `keep` goes last, in run_config)."""
+    for path in work.glob(f"{config_id}.*"):
+        if path != keep:
+            path.unlink(missing_ok=True)
 
 
 def existing_statuses(folder: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfscale.axes import STRATEGIES, replicas_of
+from tfscale.axes import STRATEGIES, layout_text, replicas_of
 from tfscale.netsim.rate import parse_rate
 
 
@@ -88,11 +88,9 @@ class RunSpec:
     @property
     def mode_label(self) -> str:
         """How the devices are used, for tables: the strategy, or the model-parallel layout."""
-        if self.parallelism == "pipeline":
-            return f"pipeline {self.stages} stages x {self.micro_batches} micro-batches"
-        if self.parallelism in ("tensor", "hybrid"):
-            return f"{self.parallelism} {self.replicas} data x {self.tensor_parallel} tensor"
-        return self.strategy or ""
+        if self.parallelism == "data":
+            return self.strategy or ""
+        return layout_text(self.parallelism, self.stages, self.micro_batches, self.replicas, self.tensor_parallel)
 
     @property
     def link_bytes_per_s(self) -> float | None:

@@ -1,4 +1,6 @@
-"""Process checks shared by the end-to-end tests."""
+"""Process checks and waiting, shared by the end-to-end tests."""
+
+import time
 
 import psutil
 
@@ -12,3 +14,12 @@ def workers_left(under) -> list[str]:
         if "tfscale.worker" in cmdline and str(under) in cmdline:
             found.append(cmdline)
     return found
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .procs import wait_for
+
 DAEMONS = ("slurmctld", "slurmd", "munged", "srun", "mungekey")
 SUBNET = "10.214.{node}"  # node i: host side .1, node side .2 of 10.214.i.0/24
 
@@ -35,15 +37,6 @@ def missing() -> str | None:
 
 def _which(name: str) -> str:
     return shutil.which(name) or f"/usr/sbin/{name}"
-
-
-def _wait(condition, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"slurm test cluster: timed out waiting for {what}")
 
 
 @dataclass
@@ -80,8 +73,8 @@ class Cluster:
                 prefix = [] if self.nodes == 1 else ["nsenter", f"--net=/run/netns/{self.namespaces[i]}"]
                 self._daemon([*prefix, _which("slurmd"), *([] if self.nodes == 1 else ["-N", name])],
                              f"slurmd-{name}.pid")
-            _wait(lambda: self.run("sinfo", "-h", "-t", "idle", "-o", "%D").stdout.strip() == str(self.nodes), 30,
-                  "the nodes to be idle")
+            wait_for(lambda: self.run("sinfo", "-h", "-t", "idle", "-o", "%D").stdout.strip() == str(self.nodes),
+                     30, "the slurm test cluster's nodes to be idle")
         except BaseException:
             self.stop()
             raise
@@ -158,7 +151,7 @@ class Cluster:
         done = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"slurm test cluster: {' '.join(argv)} failed: {done.stderr.strip()[-500:]}")
-        _wait(lambda: path.exists() and path.read_text().strip(), 15, str(path))
+        wait_for(lambda: path.exists() and path.read_text().strip(), 15, f"the slurm test cluster's {path}")
         self.pids.append(int(path.read_text().split()[0]))
 
     # --- tear-down -------------------------------------------------------------------------------------------

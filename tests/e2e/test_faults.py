@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .procs import workers_left
+from .procs import wait_for, workers_left
 
 pytestmark = pytest.mark.e2e
 
@@ -40,15 +40,6 @@ def records(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             continue
     return found
-
-
-def wait_for(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_interrupt_mid_sweep_then_resume_runs_every_config_once(tmp_path):

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -99,6 +98,14 @@ def slurm_reason(output: str) -> str | None:
     return found[-1].strip() if found else None
 
 
+def _scancel(job_id: str, step_id: str | None = "") -> None:
+    """Cancel the job, or one of its steps; nothing when the step never appeared (step_id None)."""
+    if step_id is None:
+        return
+    target = f"{job_id}.{step_id}" if step_id else job_id
+    subprocess.run(["scancel", target], capture_output=True, timeout=30, check=False)
+
+
 def _squeue(*args: str) -> str:
     try:
         done = subprocess.run(["squeue", "-h", *args], capture_output=True, text=True, timeout=30, check=False)
@@ -167,7 +174,7 @@ class Allocation:
 
     def _cancel(self) -> None:
         if self.job_id:
-            subprocess.run(["scancel", self.job_id], capture_output=True, timeout=30, check=False)
+            _scancel(self.job_id)
 
     def __exit__(self, *exc) -> None:
         if self.owned:
@@ -213,15 +220,10 @@ def run_step(spec: RunSpec, allocation: Allocation, worker: list[str], log_path:
             timed_out = process.poll() is None
             if timed_out:
                 step_id = step_id or _step_id(allocation.job_id, name)
-                if step_id is not None:
-                    subprocess.run(["scancel", f"{allocation.job_id}.{step_id}"], capture_output=True, timeout=30,
-                                   check=False)
+                _scancel(allocation.job_id, step_id)
         except BaseException:
             with contextlib.suppress(Exception):
-                sid = step_id or _step_id(allocation.job_id, name)
-                if sid is not None:
-                    subprocess.run(["scancel", f"{allocation.job_id}.{sid}"], capture_output=True, timeout=30,
-                                   check=False)
+                _scancel(allocation.job_id, step_id or _step_id(allocation.job_id, name))
             kill_tree(process)
             raise
         kill_tree(process)
@@ -229,6 +231,3 @@ def run_step(spec: RunSpec, allocation: Allocation, worker: list[str], log_path:
     return StepOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - start,
                        allocation.job_id, step_id, slurm_reason(text))
 
-
-def worker_argv(spec_path: Path, result_template: Path) -> list[str]:
-    return [sys.executable, "-m", "tfscale.worker", "--spec", str(spec_path), "--result", str(result_template)]

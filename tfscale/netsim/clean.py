@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import psutil
 
-from tfscale.netsim.network import IFACE_PREFIX, NAMESPACE_PREFIX, _run, list_links, list_namespaces, token_of
+from tfscale.netsim.network import (
+    IFACE_PREFIX,
+    NAMESPACE_PREFIX,
+    list_links,
+    list_namespaces,
+    run_tool,
+    token_of,
+)
 
 _NAMESPACE = re.compile(rf"^{NAMESPACE_PREFIX}(?P<owner>.+-p(?P<pid>\d+)-c\d+)-n\d+$")
 _LINK = re.compile(rf"^{IFACE_PREFIX}(?P<token>[0-9a-f]{{6}})(br|h\d+|n\d+)$")
@@ -44,9 +51,9 @@ def clean(everything: bool = False, dry_run: bool = False) -> Stale:
     stale = find_stale(list_namespaces(), list_links(), psutil.pid_exists, everything)
     if not dry_run:
         for name in stale.namespaces:
-            _run(["ip", "netns", "delete", name])
+            run_tool(["ip", "netns", "delete", name])
         left = set(list_links())  # veths went with their namespaces
         for name in stale.links:
             if name in left:
-                _run(["ip", "link", "delete", name])
+                run_tool(["ip", "link", "delete", name])
     return stale

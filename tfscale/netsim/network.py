@@ -145,7 +145,8 @@ def teardown_commands(layout: Layout) -> list[list[str]]:
             + [["ip", "link", "delete", layout.bridge]])
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess:
+def run_tool(command: list[str]) -> subprocess.CompletedProcess:
+    """Run one ip/tc command; its exit status and stderr are the caller's to read."""
     return subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False,
                           stdin=subprocess.DEVNULL)
 
@@ -160,12 +161,12 @@ def leftovers(layout: Layout) -> list[str]:
 
 def list_namespaces() -> list[str]:
     # `ip netns list` prints "name (id: N)" for namespaces with an id
-    return [line.split()[0] for line in _run(["ip", "netns", "list"]).stdout.splitlines() if line.strip()]
+    return [line.split()[0] for line in run_tool(["ip", "netns", "list"]).stdout.splitlines() if line.strip()]
 
 
 def list_links() -> list[str]:
     names = []
-    for line in _run(["ip", "-o", "link", "show"]).stdout.splitlines():
+    for line in run_tool(["ip", "-o", "link", "show"]).stdout.splitlines():
         parts = line.split(":", 2)
         if len(parts) > 1:
             names.append(parts[1].strip().split("@")[0])
@@ -187,7 +188,7 @@ class SimNetwork:
         LIVE.add(self)
         try:
             for command in setup_commands(self.layout, self.rate_bytes_per_s):
-                done = _run(command)
+                done = run_tool(command)
                 if done.returncode != 0:
                     why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
                     raise NetworkError(f"simulated network: `{' '.join(command)}` failed: {why}")
@@ -206,7 +207,7 @@ class SimNetwork:
         """Delete everything of the layout that exists (each step best effort); return what is left."""
         for command in teardown_commands(self.layout):
             with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-                _run(command)
+                run_tool(command)
         left = leftovers(self.layout)
         if not left:
             LIVE.discard(self)

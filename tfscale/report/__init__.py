@@ -147,9 +147,6 @@ CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_M
                       "notes")
 
 
-_plot = figure_html
-
-
 LOSS_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.SCALING, m.STEP_TIME_MEDIAN_S, "ideal_step_s",
                 "gap_s", "comm_exposed_s", "straggler_wait_s", "input_wait_s", "rest_s", "gap_fraction")
 
@@ -158,7 +155,7 @@ def loss_section(frame: pd.DataFrame) -> str:
     rows = loss_breakdown(frame)
     if rows.empty:
         return "<p>No multi-device config with a baseline to compare with.</p>"
-    return "\n".join([_plot(figures.loss_figure(rows)), f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
+    return "\n".join([figure_html(figures.loss_figure(rows)), f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
                       f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>'])
 
 
@@ -176,8 +173,8 @@ def prediction_section(frame: pd.DataFrame) -> str:
 
 def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
     checks = comm_crosscheck(frame)
-    parts = [_plot(figures.comm_breakdown_figure(checks)), _plot(figures.comm_fraction_figure(checks)),
-             _plot(figures.busbw_figure(sweeps))]
+    parts = [figure_html(figures.comm_breakdown_figure(checks)), figure_html(figures.comm_fraction_figure(checks)),
+             figure_html(figures.busbw_figure(sweeps))]
     if not sweeps:
         parts.append("<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
                      "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>")
@@ -198,8 +195,8 @@ def network_section(frame: pd.DataFrame) -> str:
         return ("<p>No config ran on simulated hosts (suite option <code>network: {simulate: true, link: "
                 "1gbit}</code> or the axis <code>network_link</code>; needs root).</p>")
     return "\n".join(p for p in [
-        f'<p class="method">{html.escape(NETWORK_METHOD)}</p>', _plot(figures.link_fraction_figure(rows)),
-        _plot(figures.efficiency_vs_link_figure(rows)),
+        f'<p class="method">{html.escape(NETWORK_METHOD)}</p>', figure_html(figures.link_fraction_figure(rows)),
+        figure_html(figures.efficiency_vs_link_figure(rows)),
         f'<div class="tablewrap">{records_table(rows, NETWORK_COLUMNS)}</div>'] if p)
 
 
@@ -216,11 +213,11 @@ def modes_section(frame: pd.DataFrame) -> str:
     methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
     return "\n".join(p for p in [
         f'<p class="method">{html.escape(MODES_NOTE)}</p>',
-        _plot(figures.modes_figure(rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode",
+        figure_html(figures.modes_figure(rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode",
                                    "examples/s (global)")),
-        _plot(figures.modes_figure(rows, m.PARAM_BYTES_PER_DEVICE, "Parameters held by the most loaded device",
+        figure_html(figures.modes_figure(rows, m.PARAM_BYTES_PER_DEVICE, "Parameters held by the most loaded device",
                                    "MiB per device", 1 / 2**20)),
-        _plot(figures.modes_figure(rows[rows[m.PARALLELISM] == "pipeline"], m.BUBBLE_FRACTION,
+        figure_html(figures.modes_figure(rows[rows[m.PARALLELISM] == "pipeline"], m.BUBBLE_FRACTION,
                                    "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))", "idle fraction")),
         "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
         f'<div class="tablewrap">{records_table(rows, MODE_COLUMNS)}</div>'] if p)
@@ -234,11 +231,11 @@ TELEMETRY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.HOST_CPU_UTI
 def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str:
     if m.TELEMETRY_PATH not in frame or frame[m.TELEMETRY_PATH].isna().all():
         return "<p>No telemetry in these runs (telemetry_hz: 0, or records from before telemetry).</p>"
-    parts = [_plot(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
-             _plot(figures.telemetry_figure(series, "workers_rss_bytes", 1 / 2**20,
+    parts = [figure_html(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
+             figure_html(figures.telemetry_figure(series, "workers_rss_bytes", 1 / 2**20,
                                             "Workers' resident memory over time (process trees summed)", "MiB")),
-             _plot(figures.telemetry_figure(series, "gpu_util_percent", 1.0, "GPU utilisation over time (NVML)", "%")),
-             _plot(figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20,
+             figure_html(figures.telemetry_figure(series, "gpu_util_percent", 1.0, "GPU utilisation over time (NVML)", "%")),
+             figure_html(figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20,
                                             "GPU memory used over time (NVML)", "MiB"))]
     notes = sorted(set(frame[m.GPU_TELEMETRY_NOTE].dropna()))
     if notes:

@@ -7,6 +7,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
+from tfscale.analysis import mode_text
 
 MIB = 1024.0 * 1024.0
 
@@ -19,19 +20,12 @@ def workload_label(row: pd.Series) -> str:
 
 def strategy_label(row: pd.Series) -> str:
     if row.get(m.PARALLELISM, "data") not in ("data", None) or not isinstance(row[m.STRATEGY], str):
-        return mode_label(row)
+        return mode_text(row)
     ops = row.get(m.CROSS_DEVICE_OPS)
     nodes = f" {row[m.NODES]} nodes" if row[m.NODES] > 1 else ""
     link = row.get(m.NETWORK_LINK)
     link = f" @{link}" if isinstance(link, str) and link else ""
     return row[m.STRATEGY] + ("" if pd.isna(ops) or not ops else f" ({ops})") + nodes + link
-
-
-def mode_label(row: pd.Series) -> str:
-    """A model-parallel config's layout, in the place of a strategy name."""
-    if row[m.PARALLELISM] == "pipeline":
-        return f"pipeline ({row[m.STAGES]:.0f} stages)"
-    return f"{row[m.PARALLELISM]} ({row[m.REPLICAS]:.0f} data x {row[m.TENSOR_PARALLEL]:.0f} tensor)"
 
 
 def config_label(row: pd.Series) -> str:

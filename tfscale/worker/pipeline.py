@@ -39,9 +39,9 @@ class Pipeline:
     devices: list[str]
     loss: Any  # the workload's per-example loss
 
-    @property
-    def variables(self) -> list:
-        return [v for stage in self.stages for layer in stage for v in layer.trainable_variables]
+    def stage_variables(self) -> list[list]:
+        """Each stage's trainable variables."""
+        return [[v for layer in stage for v in layer.trainable_variables] for stage in self.stages]
 
     def stage_bytes(self) -> list[int]:
         return [variable_bytes([v for layer in stage for v in layer.weights]) for stage in self.stages]
@@ -85,16 +85,16 @@ def place(workload: Workload, devices: list[str], stages: int) -> Pipeline:
 def stage_optimizers(pipeline: Pipeline, new_optimizer) -> list:
     """One optimizer per stage, built on the stage's device, so that slots and updates stay beside the weights."""
     optimizers = []
-    for stage, device in zip(pipeline.stages, pipeline.devices, strict=True):
+    for variables, device in zip(pipeline.stage_variables(), pipeline.devices, strict=True):
         optimizer = new_optimizer()
         with tf.device(device):
-            optimizer.build([v for layer in stage for v in layer.trainable_variables])
+            optimizer.build(variables)
         optimizers.append(optimizer)
     return optimizers
 
 
 def make_step(pipeline: Pipeline, optimizers: list, micro_batches: int):
-    per_stage = [[v for layer in stage for v in layer.trainable_variables] for stage in pipeline.stages]
+    per_stage = pipeline.stage_variables()
     variables = [v for vs in per_stage for v in vs]
 
     @tf.function
@@ -115,8 +115,7 @@ def make_step(pipeline: Pipeline, optimizers: list, micro_batches: int):
 def stage_busy_s(pipeline: Pipeline, x_micro, repeats: int = 5) -> list[float]:
     """Per stage: median seconds of its forward+backward on one micro-batch run alone."""
     busy, h = [], x_micro
-    for stage, device in zip(pipeline.stages, pipeline.devices, strict=True):
-        variables = [v for layer in stage for v in layer.trainable_variables]
+    for stage, device, variables in zip(pipeline.stages, pipeline.devices, pipeline.stage_variables(), strict=True):
 
         @tf.function
         def work(h_in, stage=stage, device=device, variables=variables):

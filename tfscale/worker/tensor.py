@@ -29,6 +29,13 @@ METHOD = ("tensor/hybrid: DTensor mesh batch x model; dense and attention kernel
           "step and are not timed apart")
 
 
+def on_mesh(tensor, layout):
+    """A host tensor as a DTensor of `layout`: copied to the mesh replicated, then resharded (DTensor will not
+    create sharded tensors from host values or random ops directly)."""
+    replicated = dtensor.Layout.replicated(layout.mesh, rank=layout.rank)
+    return dtensor.relayout(dtensor.copy_to_mesh(tensor, replicated), layout)
+
+
 @dataclass
 class Param:
     name: str
@@ -45,9 +52,7 @@ class Sharded:
 
     def add(self, name: str, value, spec: list) -> None:
         layout = dtensor.Layout(spec, self.mesh)
-        replicated = dtensor.Layout.replicated(self.mesh, rank=len(spec))
-        tensor = dtensor.relayout(dtensor.copy_to_mesh(tf.constant(value, tf.float32), replicated), layout)
-        self.params[name] = Param(name, dtensor.DVariable(tensor), layout)
+        self.params[name] = Param(name, dtensor.DVariable(on_mesh(tf.constant(value, tf.float32), layout)), layout)
 
     def __getitem__(self, name: str):
         return self.params[name].variable
@@ -166,8 +171,7 @@ def batch_layout(mesh, rank: int):
 
 def to_mesh(value, mesh):
     tensor = tf.constant(value)
-    replicated = dtensor.Layout.replicated(mesh, rank=tensor.shape.rank)
-    return dtensor.relayout(dtensor.copy_to_mesh(tensor, replicated), batch_layout(mesh, tensor.shape.rank))
+    return on_mesh(tensor, batch_layout(mesh, tensor.shape.rank))
 
 
 def make_loss(sharded: Sharded, mesh):
@@ -186,10 +190,7 @@ def make_loss(sharded: Sharded, mesh):
 
 def make_step(sharded: Sharded, loss_fn):
     variables = sharded.variables
-    velocities = []
-    for p in sharded.params.values():
-        zeros = dtensor.copy_to_mesh(tf.zeros(p.variable.shape), dtensor.Layout.replicated(sharded.mesh, p.layout.rank))
-        velocities.append(dtensor.DVariable(dtensor.relayout(zeros, p.layout)))
+    velocities = [dtensor.DVariable(on_mesh(tf.zeros(p.variable.shape), p.layout)) for p in sharded.params.values()]
 
     @tf.function
     def step(x, y):
