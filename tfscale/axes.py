@@ -94,6 +94,7 @@ class Axis:
     minimum: float | None = None
     nullable: bool = False  # None is allowed and means "not applicable / TF's default"
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
+    recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
 
 
 def _axes(*axes: Axis) -> dict[str, Axis]:
@@ -139,25 +140,25 @@ AXES: dict[str, Axis] = _axes(
 
 # Run settings: how a config is measured, not what it is; they are not part of config_id.
 SETTINGS: dict[str, Axis] = _axes(
-    Axis("steps", int, 20, "timed steps", minimum=1, sweepable=False),
+    Axis("steps", int, 20, "timed steps", minimum=1, sweepable=False, recorded=False),
     Axis("warmup_steps", int, 3, "untimed steps first (the first one includes tracing)", minimum=1,
          sweepable=False),
     Axis("window_steps", int, 1, "steps per timing window, each window ended by a host sync", minimum=1,
          sweepable=False),
     Axis("timeout_s", float, 600.0, "seconds before the config's process tree is killed", minimum=1,
-         sweepable=False),
+         sweepable=False, recorded=False),
     Axis("startup_timeout_s", float, 300.0, "cluster strategies: seconds for every trainer to join the cluster",
-         minimum=1, sweepable=False),
+         minimum=1, sweepable=False, recorded=False),
     Axis("stall_timeout_s", float, 300.0, "cluster strategies: longest silence of a trainer between progress "
-         "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False),
+         "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False, recorded=False),
     Axis("comm_breakdown", bool, True, "multi-replica data parallelism: also time compute-only, split and "
-         "isolated all-reduce steps", sweepable=False),
-    Axis("comm_steps", int, 10, "timed calls of each communication measurement", minimum=1, sweepable=False),
+         "isolated all-reduce steps", sweepable=False, recorded=False),
+    Axis("comm_steps", int, 10, "timed calls of each communication measurement", minimum=1, sweepable=False, recorded=False),
     Axis("profile", bool, False, "run profile_steps extra (untimed) steps under the TF profiler and read the "
-         "collective time from the trace", sweepable=False),
-    Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False),
+         "collective time from the trace", sweepable=False, recorded=False),
+    Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False, recorded=False),
     Axis("telemetry_hz", float, 10.0, "samples per second of host and GPU telemetry (0: off)", minimum=0,
-         sweepable=False),
+         sweepable=False, recorded=False),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

@@ -9,20 +9,20 @@ record of the same topology `comm_time_model_s` at the record's gradient bytes.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfscale import contract
+from tfscale import metrics as m
 from tfscale.axes import STRATEGIES
 from tfscale.comm import AlphaBeta, algbw, busbw, fit_alpha_beta, sweep_sizes
 from tfscale.errors import TfscaleError
-from tfscale.launch import run_worker
-from tfscale.launch.cluster import Watch, cluster_tasks, run_cluster
-from tfscale.netsim.hosts import cluster_hosts
+from tfscale.launch.base import Launcher
+from tfscale.launch.jobs import failure, new_job, run_job
 from tfscale.plan import expand
 from tfscale.spec import RunSpec
-from tfscale.store import append_record, read_json, read_records, write_json_atomic
+from tfscale.store import LOGS_DIR, append_record, read_records
 from tfscale.suite import Suite
 
 COMMBENCH_FILE = "commbench.jsonl"
@@ -82,45 +82,20 @@ def sweep_spec(spec: RunSpec, sizes: list[int], iters: int, warmup: int) -> RunS
     return dataclasses.replace(spec, steps=iters, warmup_steps=warmup, extra={**spec.extra, "sizes": sizes})
 
 
-def run_sweep(spec: RunSpec, folder: Path) -> Sweep:
-    """Run the sweep of a sweep_spec in fresh worker process(es); raise TfscaleError when it fails."""
-    work, logs = folder / "work", folder / "logs"
-    work.mkdir(parents=True, exist_ok=True)
-    logs.mkdir(parents=True, exist_ok=True)
-    prefix = f"commbench-{spec.config_id}"
-    spec_path = work / f"{prefix}.spec.json"
-    write_json_atomic(spec_path, spec.to_dict())
-
-    def argv(result: Path) -> list[str]:
-        return [sys.executable, "-m", "tfscale.worker", "--commbench", "--spec", str(spec_path), "--result",
-                str(result)]
-
-    link: tuple[float | None, float | None] = (None, None)
-    try:
-        if spec.cluster:
-            with cluster_hosts(spec, folder.name) as hosts:
-                outcome = run_cluster(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps),
-                                      lambda run: argv(run.result_path), work, logs, prefix,
-                                      Watch(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s),
-                                      placement=hosts.placement)
-            link = (hosts.link_bytes_per_s, hosts.check.bytes_per_s if hosts.check else None)
-            paths = [run.result_path for run in outcome.runs if run.task.trainer]
-            failed = outcome.stopped or (outcome.failed.task.name if outcome.failed else None)
-        else:
-            result = work / f"{prefix}.result.json"
-            process = run_worker(argv(result), logs / f"{prefix}.log", spec.timeout_s)
-            paths = [result]
-            failed = "timeout" if process.timed_out else (None if process.returncode == 0 else "worker failed")
-        parts = [part for part in map(read_json, paths) if part is not None]
-    finally:
-        for path in work.glob(f"{prefix}.*"):
-            path.unlink(missing_ok=True)
-    if failed or len(parts) != len(paths) or not all(p.get("ok") for p in parts):
-        errors = "; ".join(p.get("error", "") for p in parts if not p.get("ok"))
-        raise TfscaleError(f"commbench on {spec.strategy} x{spec.devices}: {failed or 'failed'} {errors} "
-                           f"(logs in {logs})".strip())
-    sweep = merge_sweeps([p["measurements"] for p in parts], topology(spec) or {})
-    return dataclasses.replace(sweep, link_bytes_per_s=link[0], link_measured_bytes_per_s=link[1])
+def run_sweep(spec: RunSpec, folder: Path, launcher: Launcher) -> Sweep:
+    """Run the sweep of a sweep_spec in fresh worker process(es) through `launcher`, as any config runs; raise
+    TfscaleError when it cannot run or fails."""
+    where = f"commbench on {spec.strategy} x{spec.devices}"
+    reason = launcher.unavailable(spec)
+    if reason is not None:
+        raise TfscaleError(f"{where}: {reason}")
+    job = new_job(spec, folder, folder.name, prefix=f"commbench-{spec.config_id}", mode=contract.COMMBENCH)
+    outcome = run_job(launcher, job)
+    if not outcome.ok:
+        raise TfscaleError(f"{where}: {failure(outcome, spec)[1]} (logs in {folder / LOGS_DIR})")
+    sweep = merge_sweeps([outcome.parts[name]["measurements"] for name in outcome.trainers], topology(spec) or {})
+    return dataclasses.replace(sweep, link_bytes_per_s=spec.link_bytes_per_s,
+                               link_measured_bytes_per_s=outcome.columns.get(m.LINK_MEASURED_BYTES_PER_S))
 
 
 def merge_sweeps(parts: list[dict[str, Any]], topo: dict[str, Any]) -> Sweep:
@@ -185,7 +160,8 @@ def stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
             AlphaBeta(r["alpha_s"], r["beta_s_per_byte"], r["replicas"]) for r in read_records(path)}
 
 
-def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path) -> tuple[dict[tuple, AlphaBeta], list[str]]:
+def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path,
+                     launcher: Launcher) -> tuple[dict[tuple, AlphaBeta], list[str]]:
     """The suite's sweep once per topology of `specs`, reusing sweeps the folder already has (a resumed run).
     Returns the fits by topology key and the errors of sweeps that failed (reported, not fatal)."""
     fits, errors = stored_fits(folder), []
@@ -195,7 +171,7 @@ def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path) -> tupl
             continue
         try:
             sweep = run_sweep(sweep_spec(spec, sizes_between(settings.min_bytes, settings.max_bytes),
-                                         settings.iters, settings.warmup), folder)
+                                         settings.iters, settings.warmup), folder, launcher)
         except TfscaleError as error:
             errors.append(str(error))
             continue

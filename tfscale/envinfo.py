@@ -16,7 +16,8 @@ from typing import Any
 
 import psutil
 
-from tfscale.launch.local import WorkerCallError, call_worker
+from tfscale import contract
+from tfscale.launch.processes import WorkerCallError, call_worker
 
 PACKAGES = ("tensorflow", "keras", "numpy", "pandas", "plotly", "click", "psutil", "nvidia-ml-py", "pydantic",
             "PyYAML", "tfscale")
@@ -105,7 +106,7 @@ def host_env() -> dict[str, Any]:
 def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
     """TensorFlow's view of this host, from a fresh worker process (the parent never imports TF)."""
     try:
-        return call_worker("--env", timeout_s)
+        return call_worker(contract.ENV, timeout_s)
     except WorkerCallError as error:
         return {"error": str(error)}
 

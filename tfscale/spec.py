@@ -10,7 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfscale.axes import STRATEGIES, layout_text, replicas_of
+from tfscale import metrics as m
+from tfscale.axes import AXES, SETTINGS, STRATEGIES, layout_text, replicas_of
 from tfscale.netsim.rate import parse_rate
 
 
@@ -111,3 +112,7 @@ class RunSpec:
         if unknown:
             raise ValueError(f"RunSpec: unknown fields {sorted(unknown)}")
         return cls(**data)
+
+
+# The record columns a record takes from its spec: what the config is (its axes) and how its samples were taken.
+SPEC_FIELDS = (m.CONFIG_ID, m.SUITE, m.DEVICE, *AXES, *(name for name, axis in SETTINGS.items() if axis.recorded))

@@ -34,6 +34,7 @@ SCHEMA_VERSION = 2
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
 LOGS_DIR = "logs"
+WORK_DIR = "work"  # specs, result parts and progress files of the running job; emptied as each ends
 
 
 

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from tfscale.commbench import run_sweep, sizes_between, sweep_spec, topology_spec
+from tfscale.launch.local import LocalLauncher
 from tfscale.netsim.network import unavailable_reason
 
 TARGET_FRACTION = 0.85
@@ -39,7 +40,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tfscale-bench-netsim-") as tmp:
         for link in [None, *args.links]:
             spec = topology_spec("cpu", "multi_worker_mirrored", args.nodes, 1, network_link=link, timeout_s=600.0)
-            sweep = run_sweep(sweep_spec(spec, sizes, args.iters, 2), Path(tmp))
+            sweep = run_sweep(sweep_spec(spec, sizes, args.iters, 2), Path(tmp), LocalLauncher())
             if link is None:
                 print(f"loopback ({args.nodes} processes, unshaped): the CPU's ceiling for this all-reduce here")
                 for row in sweep.rows:

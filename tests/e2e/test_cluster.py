@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.cli import cli
-from tfscale.launch import cluster as cluster_launcher
+from tfscale.launch import local as local_launcher
 from tfscale.plan import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
@@ -86,7 +86,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
     holder.listen()
     held = holder.getsockname()[1]
     picks = []
-    real_pick = cluster_launcher.pick_ports
+    real_pick = local_launcher.pick_ports
 
     def pick(count):  # the first pick hands worker-1 the held port, as if another process took it meanwhile
         ports = real_pick(count)
@@ -95,7 +95,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
         picks.append(ports)
         return ports
 
-    monkeypatch.setattr(cluster_launcher, "pick_ports", pick)
+    monkeypatch.setattr(local_launcher, "pick_ports", pick)
     try:
         record = run_config(spec, tmp_path / "run", "r")
     finally:

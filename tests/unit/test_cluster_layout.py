@@ -1,7 +1,8 @@
 import json
 import socket
 
-from tfscale.launch.cluster import Task, cluster_spec, cluster_tasks, pick_ports, tf_config
+from tfscale.contract import Task, cluster_tasks, tf_config
+from tfscale.launch.local import cluster_spec, pick_ports
 
 
 def test_multi_worker_mirrored_tasks_are_all_trainers():

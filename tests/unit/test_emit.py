@@ -37,7 +37,9 @@ def test_slurm_script_has_one_job_step_per_config(tmp_path):
     assert "--gpus-per-node" not in text
     steps = [line for line in text.splitlines() if line.startswith("srun ")]
     assert len(steps) == 3
-    assert steps[0].startswith("srun --nodes=2 --ntasks=2 --kill-on-bad-exit=1 --time=5 ")  # MWMS: 2 workers
+    # the same srun line as `tfscale run --launcher slurm` (tfscale.launch.slurm.srun_argv), inside the job
+    assert steps[0].startswith("srun --nodes=2 --ntasks=2 --overcommit ")  # MWMS: 2 workers
+    assert "--kill-on-bad-exit=1 --time=5 --export=ALL python -m tfscale.worker" in steps[0]
     assert steps[1].startswith("srun --nodes=2 --ntasks=4 ")  # PS: chief + 2 workers + 1 ps
     assert steps[2].startswith("srun --nodes=1 --ntasks=1 ")  # mirrored on one node
     for step, spec in zip(steps, plan().specs, strict=True):

@@ -3,7 +3,8 @@
 import pytest
 
 from tfscale.errors import SuiteError
-from tfscale.launch.cluster import Task, cluster_spec, cluster_tasks, node_of
+from tfscale.contract import Task, cluster_tasks, node_of
+from tfscale.launch.local import cluster_spec
 from tfscale.netsim.clean import find_stale
 from tfscale.netsim.hosts import placement
 from tfscale.netsim.linkcheck import check_bytes
@@ -158,14 +159,15 @@ def test_an_include_entry_may_name_its_own_network():
 
 def test_without_privileges_a_simulated_config_is_skipped_with_the_reason(monkeypatch, tmp_path):
     from tfscale import runner
+    from tfscale.launch import local
 
-    monkeypatch.setattr(runner, "unavailable_reason", lambda: "simulated networking is unavailable: needs root")
+    monkeypatch.setattr(local, "network_unavailable", lambda: "simulated networking is unavailable: needs root")
     spec = expand(parse_suite(SUITE, "n.yaml")).specs[1]
     record = runner.run_config(spec, tmp_path, "r")
     assert (record["status"], record["reason"]) == ("skipped", "simulated networking is unavailable: needs root")
     assert (record["network_link"], record["link_bytes_per_s"], record["step_time_median_s"]) == (
         "100mbit", 12.5e6, None)
-    assert list((tmp_path / "logs").iterdir()) == []  # nothing was started
+    assert list(tmp_path.iterdir()) == []  # nothing was started or written
 
 
 def test_network_rows_relate_busbw_to_the_link_and_to_loopback():

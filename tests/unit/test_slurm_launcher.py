@@ -1,6 +1,6 @@
 """Pure parts of the Slurm launcher: allocation request, step geometry and command, Slurm's reasons."""
 
-from tfscale.launch.slurm import SlurmOptions, allocation_nodes, slurm_reason, step_argv, step_geometry
+from tfscale.launch.slurm import SlurmOptions, allocation_nodes, slurm_reason, srun_argv, step_geometry
 from tfscale.plan import expand
 from tfscale.suite import parse_suite
 
@@ -36,11 +36,13 @@ def test_step_geometry_one_task_per_tf_task():
     assert step_geometry(ps, 4) == (2, 4)  # chief, 2 workers, 1 ps over the config's 2 nodes
 
 
-def test_step_argv():
-    argv = step_argv(SPECS[1], "12", 2, ["python", "-m", "tfscale.worker"])
+def test_srun_argv():
+    argv = srun_argv(SPECS[1], 2, ["python", "-m", "tfscale.worker"], job_id="12")
     assert argv == ["srun", "--jobid=12", "--nodes=2", "--ntasks=4", "--overcommit",
                     f"--job-name=tfscale-{SPECS[1].config_id}", "--kill-on-bad-exit=1", "--time=2", "--export=ALL",
                     "python", "-m", "tfscale.worker"]
+    # inside the batch script the step is in the job already: the same line without --jobid
+    assert srun_argv(SPECS[1], 2, ["w"]) == [a for a in argv if not a.startswith("--jobid")][:-3] + ["w"]
 
 
 def test_slurm_reason_prefers_the_step_state():

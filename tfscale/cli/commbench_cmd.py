@@ -30,11 +30,13 @@ def commbench(strategy: str, device: str, devices_per_node: int, nodes: int, cro
               collective: str | None, network_link: str | None, min_bytes: int, max_bytes: int, iters: int, warmup: int, timeout_s: float,
               results_dir: str, run_id: str | None) -> None:
     """Time the all-reduce alone from MIN_BYTES to MAX_BYTES by powers of two and fit T = alpha + beta*S*2(n-1)/n."""
+    from tfscale.launch.local import LocalLauncher
     from tfscale.runner import default_run_id
 
     spec = topology_spec(device, strategy, nodes, devices_per_node, cross_device_ops=cross_device_ops,
                          collective=collective, network_link=network_link, timeout_s=timeout_s)
     folder = Path(results_dir) / "commbench" / (run_id or default_run_id())
-    sweep = run_sweep(sweep_spec(spec, sizes_between(min_bytes, max_bytes), iters, warmup), folder)
+    with LocalLauncher() as launcher:
+        sweep = run_sweep(sweep_spec(spec, sizes_between(min_bytes, max_bytes), iters, warmup), folder, launcher)
     click.echo(format_sweep(sweep))
     click.echo(f"stored: {store_sweep(sweep, folder)}")

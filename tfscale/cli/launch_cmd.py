@@ -7,19 +7,21 @@ from pathlib import Path
 import click
 
 from tfscale.errors import TfscaleError
-from tfscale.launch.emit import TARGETS, LaunchOptions, emit
+from tfscale import contract
+from tfscale.launch import TARGETS
+from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.plan import expand
 from tfscale.suite import load_suite
 
 
 @click.command()
 @click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
-@click.option("--target", type=click.Choice(TARGETS), required=True, help="What to emit.")
+@click.option("--target", type=click.Choice(list(TARGETS)), required=True, help="What to emit.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder (default results/<suite>/launch-<target>).")
 @click.option("--partition", help="Slurm partition.")
 @click.option("--account", help="Slurm account.")
 @click.option("--time", "time_limit", default="01:00:00", show_default=True, help="Slurm time limit of the allocation.")
-@click.option("--port-base", default=8888, show_default=True, help="First port of each node's TF tasks.")
+@click.option("--port-base", default=contract.DEFAULT_PORT_BASE, show_default=True, help="First port of each node's TF tasks.")
 @click.option("--image", default="tensorflow/tensorflow:2.21.0-gpu", show_default=True,
               help="Container image (kubernetes); it must have tfscale installed.")
 @click.option("--hosts", help="Comma-separated host names (hosts target).")

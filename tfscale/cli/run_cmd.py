@@ -22,10 +22,11 @@ from tfscale.plan import expand, network_note
 from tfscale.suite import load_suite
 
 INTERRUPTED_EXIT = 130
+RUN_LAUNCHERS = ("local", "slurm")  # tfscale.launch.LAUNCHERS, named here so that --help imports no launcher
 
 
 def _hard_stop(signum, frame) -> None:
-    from tfscale.launch.local import kill_live_now
+    from tfscale.launch.processes import kill_live_now
     from tfscale.netsim.network import remove_live_networks
 
     kill_live_now()
@@ -55,7 +56,7 @@ def _interrupt(signum, frame) -> None:
 @click.option("--rerun-failed", is_flag=True, help="Also run again the configs whose record says failed/timeout.")
 @click.option("--fresh", is_flag=True, help="Start a new run (a new timestamped run id).")
 @click.option("--no-report", is_flag=True, help="Store records only; skip the HTML report.")
-@click.option("--launcher", type=click.Choice(["local", "slurm"]), default="local", show_default=True,
+@click.option("--launcher", type=click.Choice(list(RUN_LAUNCHERS)), default="local", show_default=True,
               help="local: worker processes on this host; slurm: each config a job step in a Slurm allocation.")
 @click.option("--partition", default=None, help="slurm: partition of the allocation.")
 @click.option("--account", default=None, help="slurm: account charged for the allocation.")
@@ -92,13 +93,13 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
                f"{len(pending.specs)} to run; capturing environment"
                + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else ""))
 
-    slurm = _slurm_allocation(launcher, partition, account, time_limit, slurm_args, pending.specs, plan.suite.name)
+    chosen = _launcher(launcher, partition, account, time_limit, slurm_args, pending.specs, plan.suite.name)
     previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
     try:
-        with slurm as allocation:
+        with chosen:
             result = run_plan(plan, results_dir, run_id, env=collect_env(),
                               on_record=Progress(len(pending.specs), click.echo), pending=pending,
-                              allocation=allocation)
+                              launcher=chosen)
     except KeyboardInterrupt:
         resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
         if results_dir != "results":
@@ -122,30 +123,22 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
         raise click.exceptions.Exit(1)
 
 
-def _slurm_allocation(launcher: str, partition: str | None, account: str | None, time_limit: str | None,
-                      slurm_args: tuple[str, ...], specs, name: str):
-    """The Slurm allocation to run in (a context manager), or a null context for the local launcher."""
-    import contextlib
+def _launcher(name: str, partition: str | None, account: str | None, time_limit: str | None,
+              slurm_args: tuple[str, ...], specs, suite_name: str):
+    """The launcher the sweep runs through (a context manager held for the sweep)."""
+    from tfscale.launch import LAUNCHERS
 
-    if launcher == "local":
+    if name == "local":
         if partition or account or time_limit or slurm_args:
             raise TfscaleError("--partition, --account, --time-limit and --slurm-arg need --launcher slurm")
-        return contextlib.nullcontext()
-    from tfscale.launch.slurm import (
-        Allocation,
-        SlurmOptions,
-        allocation_nodes,
-        partition_nodes,
-        unavailable_reason,
-    )
+        return LAUNCHERS["local"]()
+    from tfscale.launch.slurm import SlurmOptions, unavailable_reason
 
     reason = unavailable_reason()
     if reason:
         raise TfscaleError(reason)
     options = SlurmOptions(partition, account, time_limit, tuple(slurm_args))
-    if not specs:
-        return contextlib.nullcontext()
-    return Allocation(options, allocation_nodes(specs, partition_nodes(options)), f"tfscale-{name}", click.echo)
+    return LAUNCHERS["slurm"](options, specs, f"tfscale-{suite_name}", click.echo)
 
 
 def _report(run_dir: Path, output: Path) -> None:

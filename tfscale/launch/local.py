@@ -1,118 +1,311 @@
-"""Local launcher: one child process (in its own session) per worker, killed with its whole tree on timeout or
-interrupt, so a run never leaves processes behind."""
+"""Local launcher: one process per task of a config on this host (a single-process config is a cluster of one
+task). Cluster tasks (MultiWorkerMirrored workers; ParameterServer chief, workers and parameter servers) get their
+own TF_CONFIG, on ports picked here, all bound to 127.0.0.1 or, on simulated hosts, each to its node's address
+inside its node's network namespace (a `Placement` from tfscale.netsim.hosts).
+
+The launcher is also the watchdog: the config's timeout covers all its tasks; the first task to fail stops the
+others (survivors of a lost peer would otherwise wait up to an hour in TF); ParameterServer servers, which never
+exit on their own, are stopped when the chief is done. A task that could not bind its port (taken between picking
+and binding) makes the launcher pick new ports and relaunch, a bounded number of times.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
+import shlex
+import socket
 import subprocess
-import sys
-import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import psutil
+from tfscale import contract
+from tfscale import metrics as m
+from tfscale.contract import Task
+from tfscale.launch.base import (
+    LOOPBACK,
+    LOOPBACK_HOST,
+    STOPPED_STALL,
+    STOPPED_STARTUP,
+    STOPPED_TIMEOUT,
+    Job,
+    Launcher,
+    Outcome,
+    Placement,
+)
+from tfscale.launch.processes import LIVE, kill_trees, start_worker
+from tfscale.netsim.hosts import cluster_hosts
+from tfscale.netsim.network import NetworkError
+from tfscale.netsim.network import unavailable_reason as network_unavailable
+from tfscale.spec import RunSpec
+from tfscale.store import read_json
 
-KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this long
-
-# Every worker process this parent has started and not yet reaped: what a second Ctrl-C kills at once.
-LIVE: set[subprocess.Popen] = set()
-
-
-def start_worker(argv: list[str], log, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """Start a worker in its own session (its own process group), output to `log`, and register it as live."""
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                               start_new_session=True)
-    LIVE.add(process)
-    return process
+PORT_CLASH_MARKERS = ("Could not start gRPC server", "Address already in use", "Failed to add port")
+MAX_ATTEMPTS = 3
+POLL_S = 0.1
 
 
-def kill_live_now() -> None:
-    """SIGKILL every live worker's process group and descendants, without waiting (second interrupt)."""
-    for process in list(LIVE):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            for child in psutil.Process(process.pid).children(recursive=True):
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    child.kill()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
+def pick_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 right now (the OS picks; another process may still take one before TF binds)."""
+    sockets, ports = [], []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((LOOPBACK_HOST, 0))
+            sockets.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in sockets:
+            s.close()
+    return ports
+
+
+def cluster_spec(tasks: list[Task], ports: list[int], placement: Placement = LOOPBACK) -> dict[str, list[str]]:
+    spec: dict[str, list[str]] = {}
+    for task, port in zip(tasks, ports, strict=True):
+        spec.setdefault(task.job, []).append(f"{placement.address(task)}:{port}")
+    return spec
+
+
+@dataclass
+class TaskRun:
+    task: Task
+    log_path: Path
+    result_path: Path
+    progress_path: Path
+    returncode: int | None = None  # None: still running when the job was stopped
 
 
 @dataclass(frozen=True)
-class ProcessOutcome:
-    returncode: int | None  # None when killed for the timeout; negative N: killed by signal N
-    timed_out: bool
-    duration_s: float  # wall time from start to exit, s
+class Watch:
+    """The watchdog's limits, in seconds: the whole job; for clusters also joining it (None: not watched) and the
+    longest silence of a trainer between two progress reports once it has joined (None: not watched)."""
+
+    timeout_s: float
+    startup_s: float | None = None
+    stall_s: float | None = None
+
+    @classmethod
+    def of(cls, spec: RunSpec) -> Watch:
+        """Startup and stall deadlines apply to clusters, where a lost peer leaves the others waiting."""
+        if spec.cluster:
+            return cls(spec.timeout_s, spec.startup_timeout_s, spec.stall_timeout_s)
+        return cls(spec.timeout_s)
 
 
-def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S) -> None:
-    """Terminate each process and every descendant (also those that left its process group): SIGTERM to all,
-    then SIGKILL to whatever is still alive after `grace_s`."""
-    family: list[psutil.Process] = []
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            root = psutil.Process(process.pid)
-            family += [root, *root.children(recursive=True)]
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGTERM)
-    for p in family:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.terminate()
-    _, alive = psutil.wait_procs(family, timeout=grace_s)
-    for p in alive:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace_s)
-    for process in processes:
-        process.wait()
-        LIVE.discard(process)
+@dataclass
+class Attempts:
+    """What running a job's tasks (with relaunches after port clashes) came to."""
+
+    runs: list[TaskRun]
+    stopped: str | None  # STOPPED_* when the watchdog stopped the tasks
+    duration_s: float
+    attempts: int
+    failed: TaskRun | None = None  # the first task that failed, when one did
+    port_clashes: list[str] = field(default_factory=list)  # task names that could not bind, per failed attempt
+
+    def phases(self) -> dict[str, str]:
+        """Last phase each task reported ("" when it reported none)."""
+        phases = {}
+        for run in self.runs:
+            try:
+                phases[run.task.name] = run.progress_path.read_text(encoding="utf-8")
+            except OSError:
+                phases[run.task.name] = ""
+        return phases
 
 
-def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    kill_trees([process], grace_s)
+def _log_since(path: Path, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
-def run_worker(argv: list[str], log_path: str | Path, timeout_s: float,
-               env: dict[str, str] | None = None) -> ProcessOutcome:
-    """Run argv to completion with stdout+stderr appended to log_path; kill its tree after timeout_s."""
-    start = time.perf_counter()
-    with open(log_path, "ab") as log:
-        process = start_worker(argv, log, env)
+def _stalled(runs: list[TaskRun], stall_s: float | None, now: float) -> bool:
+    if stall_s is None:
+        return False
+    for run in runs:
+        if run.task.trainer and run.returncode is None:
+            try:
+                if now - run.progress_path.stat().st_mtime > stall_s:
+                    return True
+            except OSError:  # not joined yet: the startup deadline covers it
+                continue
+    return False
+
+
+def _attempt(
+    runs: list[TaskRun],
+    argv_for: Callable[[TaskRun], list[str]],
+    env_for: Callable[[TaskRun], dict[str, str]],
+    deadline: float,
+    watch: Watch,
+    placement: Placement,
+) -> tuple[str | None, TaskRun | None]:
+    """Start every task, watch them, stop them all. Returns (why the watchdog stopped them early, first failed
+    task)."""
+    processes: dict[str, subprocess.Popen] = {}
+    logs = []
+    try:
+        for run in runs:
+            run.returncode = None
+            run.result_path.unlink(missing_ok=True)
+            run.progress_path.unlink(missing_ok=True)
+            log = open(run.log_path, "ab")  # noqa: SIM115 (closed in finally, after the process is gone)
+            logs.append(log)
+            env = {**os.environ, **env_for(run), contract.PROGRESS_ENV: str(run.progress_path)}
+            processes[run.task.name] = start_worker(placement.wrap(run.task, argv_for(run)), log, env)
+        startup_deadline = None if watch.startup_s is None else time.monotonic() + watch.startup_s
+        while True:
+            for run in runs:
+                run.returncode = processes[run.task.name].poll()
+            failed = [r for r in runs if r.returncode not in (None, 0) or (not r.task.trainer and r.returncode == 0)]
+            if failed:
+                # Peers of a lost task fail too within a poll (UnavailableError): name a task killed by a signal
+                # first, as the likelier cause.
+                return None, min(failed, key=lambda r: (r.returncode is None or r.returncode >= 0))
+            if all(r.returncode == 0 for r in runs if r.task.trainer):
+                return None, None
+            now = time.monotonic()
+            if now > deadline:
+                return STOPPED_TIMEOUT, None
+            # A peer that never starts leaves the others waiting in the strategy constructor (for an hour in TF):
+            # every trainer must have formed the cluster ("strategy ready") by the startup deadline.
+            if (
+                startup_deadline is not None
+                and now > startup_deadline
+                and not all(r.progress_path.exists() for r in runs if r.task.trainer)
+            ):
+                return STOPPED_STARTUP, None
+            if _stalled(runs, watch.stall_s, time.time()):  # progress files carry wall-clock mtimes
+                return STOPPED_STALL, None
+            time.sleep(POLL_S)
+    finally:
+        kill_trees(list(processes.values()))
+        for log in logs:
+            log.close()
+
+
+def run_tasks(
+    runs: list[TaskRun],
+    argv_for: Callable[[TaskRun], list[str]],
+    watch: Watch,
+    cluster: bool,
+    placement: Placement = LOOPBACK,
+    max_attempts: int = MAX_ATTEMPTS,
+) -> Attempts:
+    """Run one job's tasks to completion (or failure, or timeout) and leave no process behind. Cluster tasks get
+    TF_CONFIG on freshly picked ports (pick_ports, looked up at call time so tests can replace it)."""
+    tasks = [run.task for run in runs]
+    start = time.monotonic()
+    deadline = start + watch.timeout_s
+    clashes: list[str] = []
+    for attempt in range(1, max_attempts + 1):
+        offsets = {r.task.name: r.log_path.stat().st_size if r.log_path.exists() else 0 for r in runs}
+        addresses = cluster_spec(tasks, pick_ports(len(tasks)), placement) if cluster else None
+        if addresses is not None:
+            for run in runs:
+                with open(run.log_path, "a", encoding="utf-8") as log:
+                    log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(addresses)}\n")
+
+        def env_for(run: TaskRun, addresses=addresses) -> dict[str, str]:
+            return {} if addresses is None else {contract.TF_CONFIG_ENV: contract.tf_config(addresses, run.task)}
+
+        stopped, failed = _attempt(runs, argv_for, env_for, deadline, watch, placement)
+        clashed = [
+            r.task.name
+            for r in runs
+            if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)
+        ]
+        if cluster and failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
+            clashes += clashed
+            continue
+        return Attempts(runs, stopped, time.monotonic() - start, attempt, failed, clashes)
+    raise AssertionError("unreachable")
+
+
+class LocalLauncher(Launcher):
+    """Processes on this host; simulated hosts (network_link) place each task in its node's network namespace."""
+
+    name = "local"
+
+    def unavailable(self, spec: RunSpec) -> str | None:
+        return network_unavailable() if spec.network_link is not None else None
+
+    def live_pids(self) -> list[int]:
+        return [p.pid for p in list(LIVE)]
+
+    def run(self, job: Job) -> Outcome:
+        spec = job.spec
+        tasks = job.tasks
+        runs = [
+            TaskRun(task, job.logs / _log_name(job, task), job.result_path(task), job.progress_path(task))
+            for task in tasks
+        ]
+        trainers = [run for run in runs if run.task.trainer]
         try:
-            returncode = process.wait(timeout=timeout_s)
-            LIVE.discard(process)
-        except subprocess.TimeoutExpired:
-            kill_tree(process)
-            return ProcessOutcome(None, True, time.perf_counter() - start)
-        except BaseException:  # KeyboardInterrupt or a signal turned exception: never leave the child running
-            kill_tree(process)
-            raise
-    return ProcessOutcome(returncode, False, time.perf_counter() - start)
+            with cluster_hosts(spec, job.run_id) as hosts:
+                done = run_tasks(runs, lambda run: job.argv(run.result_path), Watch.of(spec), spec.cluster,
+                                 hosts.placement)
+        except NetworkError as error:
+            return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))
+        parts = {run.task.name: read_json(run.result_path) for run in runs}
+        columns = {}
+        if spec.cluster:
+            columns = {m.CLUSTER: contract.job_counts(tasks), m.PORT_RETRIES: done.attempts - 1}
+        if hosts.check is not None:
+            columns |= {m.LINK_MEASURED_BYTES_PER_S: hosts.check.bytes_per_s, m.LINK_CHECK_METHOD: hosts.check.method}
+        outcome = Outcome(
+            done.duration_s,
+            parts,
+            [run.task.name for run in trainers],
+            trainers[0].log_path,
+            stopped=done.stopped,
+            stopped_how="cluster stopped" if spec.cluster else "process tree killed",
+            phases=done.phases() if spec.cluster else {},
+            columns=columns,
+        )
+        if done.failed is not None:
+            outcome.failed = done.failed.task.name if spec.cluster else ""
+            outcome.returncode = done.failed.returncode
+            outcome.log_path = done.failed.log_path
+        elif done.stopped is None and not outcome.ok:  # exited 0 without a result
+            outcome.failed = "" if not spec.cluster else trainers[0].task.name
+            outcome.returncode = trainers[0].returncode
+        return outcome
+
+    @classmethod
+    def script(cls, plan, out: Path, options) -> dict[str, str]:
+        """`tfscale launch --target hosts`: per config, one line per task, the host to run it on and the command
+        with its TF_CONFIG (one task per host, so every task can use port_base)."""
+        from tfscale.launch.emit import result_template, spec_file
+
+        if not options.hosts:
+            raise ValueError("--target hosts needs --hosts")
+        lines = ["# Generated by tfscale launch: run each line on the host it names, from a copy of this folder."]
+        for spec in plan.specs:
+            tasks = contract.tasks_of(spec)
+            if len(tasks) > len(options.hosts):
+                lines.append(f"# {spec.config_id}: needs {len(tasks)} hosts, {len(options.hosts)} given; skipped")
+                continue
+            hosts = options.hosts[: len(tasks)]
+            addresses: dict[str, list[str]] = {}
+            for task, host in zip(tasks, hosts, strict=True):
+                addresses.setdefault(task.job, []).append(f"{host}:{options.port_base}")
+            lines.append(f"# {spec.config_id}: {spec.model} {spec.strategy} on {', '.join(hosts)}")
+            argv = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
+            for task, host in zip(tasks, hosts, strict=True):
+                env = (f"{contract.TF_CONFIG_ENV}={shlex.quote(contract.tf_config(addresses, task))} "
+                       if spec.cluster else "")
+                lines.append(f"{host}: {env}{shlex.join(argv)}")
+        return {"hosts.txt": "\n".join(lines) + "\n"}
 
 
-class WorkerCallError(RuntimeError):
-    """A one-shot worker call (`--env`, `--check-models`) that wrote no result: timed out or crashed."""
-
-
-def call_worker(flag: str, timeout_s: float, request: Any = None) -> Any:
-    """Run `python -m tfscale.worker FLAG [REQUEST.json] --result R` to completion and return the JSON it wrote to
-    R. Used for the short TensorFlow-side questions the parent cannot answer without importing TensorFlow."""
-    with tempfile.TemporaryDirectory(prefix="tfscale-call-") as tmp:
-        result = Path(tmp) / "result.json"
-        argv = [sys.executable, "-m", "tfscale.worker", flag]
-        if request is not None:
-            (Path(tmp) / "request.json").write_text(json.dumps(request), encoding="utf-8")
-            argv.append(str(Path(tmp) / "request.json"))
-        try:
-            done = subprocess.run([*argv, "--result", str(result)], capture_output=True, timeout=timeout_s,
-                                  stdin=subprocess.DEVNULL, check=False)
-        except subprocess.TimeoutExpired:
-            raise WorkerCallError(f"worker {flag} timed out after {timeout_s:g} s") from None
-        if not result.exists():
-            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            raise WorkerCallError(f"worker {flag} exited {done.returncode}: {tail[0]}")
-        return json.loads(result.read_text(encoding="utf-8"))
+def _log_name(job: Job, task: Task) -> str:
+    """One log per process: <prefix>.log for a single process, <prefix>.<task>.log for each task of a cluster."""
+    return f"{job.prefix}.{task.name}.log" if job.spec.cluster else f"{job.prefix}.log"

@@ -10,9 +10,12 @@ message (e.g. "*** STEP 12.3 ON n1 CANCELLED AT ... DUE TO TIME LIMIT ***"), whi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -21,14 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfscale import contract
+from tfscale import metrics as m
 from tfscale.errors import TfscaleError
-from tfscale.launch.cluster import PROGRESS_ENV, cluster_tasks, pick_ports
-from tfscale.launch.local import kill_tree, start_worker
+from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome
+from tfscale.launch.local import pick_ports
+from tfscale.launch.processes import kill_tree, start_worker
 from tfscale.spec import RunSpec
-from tfscale.worker.cluster import (  # the names the ranks read (no TensorFlow import)
-    PORT_BASE_ENV,
-    RESOLVER_ENV,
-)
+from tfscale.store import read_json
 
 TOOLS = ("salloc", "srun", "squeue", "scancel")
 POLL_S = 0.5
@@ -79,16 +82,28 @@ def allocation_nodes(specs: tuple[RunSpec, ...], available: int | None) -> int:
 def step_geometry(spec: RunSpec, allocation_nodes: int) -> tuple[int, int]:
     """(Slurm nodes, tasks) of a config's step: one task per TF task (one for single-process configs), spread over
     as many of the allocation's nodes as the config has nodes."""
-    tasks = len(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)) if spec.cluster else 1
+    tasks = len(contract.tasks_of(spec))
     return max(1, min(spec.nodes, allocation_nodes, tasks)), tasks
 
 
-def step_argv(spec: RunSpec, job_id: str, allocation_nodes: int, worker: list[str]) -> list[str]:
+def step_name(spec: RunSpec) -> str:
+    return f"tfscale-{spec.config_id}"
+
+
+def srun_argv(spec: RunSpec, allocation_nodes: int, worker: list[str], job_id: str | None = None) -> list[str]:
+    """The `srun` line of one config's job step, for `tfscale run --launcher slurm` (with the job id of its
+    allocation) and for the batch script `tfscale launch --target slurm` writes (inside the job: no id)."""
     nodes, tasks = step_geometry(spec, allocation_nodes)
     minutes = max(1, math.ceil(spec.timeout_s / 60))  # Slurm's own limit on the step, beside tfscale's watchdog
-    return ["srun", f"--jobid={job_id}", f"--nodes={nodes}", f"--ntasks={tasks}", "--overcommit",
-            f"--job-name=tfscale-{spec.config_id}", "--kill-on-bad-exit=1", f"--time={minutes}", "--export=ALL",
-            *worker]
+    jobid = [f"--jobid={job_id}"] if job_id else []
+    return ["srun", *jobid, f"--nodes={nodes}", f"--ntasks={tasks}", "--overcommit", f"--job-name={step_name(spec)}",
+            "--kill-on-bad-exit=1", f"--time={minutes}", "--export=ALL", *worker]
+
+
+def step_env(port_base: int) -> dict[str, str]:
+    """What every rank of a step needs besides Slurm's own variables: build the cluster with SlurmClusterResolver
+    (single-process configs ignore it) on ports from `port_base`."""
+    return {contract.RESOLVER_ENV: contract.RESOLVER_SLURM, contract.PORT_BASE_ENV: str(port_base)}
 
 
 def slurm_reason(output: str) -> str | None:
@@ -199,35 +214,119 @@ def _step_id(job_id: str, name: str) -> str | None:
     return None
 
 
-def run_step(spec: RunSpec, allocation: Allocation, worker: list[str], log_path: Path,
-             progress_path: Path) -> StepOutcome:
+def run_step(spec: RunSpec, job_id: str, argv: list[str], log_path: Path, env: dict[str, str]) -> StepOutcome:
     """Run one config as a job step; stop it (scancel) after spec.timeout_s. srun's output goes to log_path."""
-    env = {**os.environ, PORT_BASE_ENV: str(pick_ports(1)[0]), PROGRESS_ENV: str(progress_path)}
-    if spec.cluster:
-        env[RESOLVER_ENV] = "slurm"
-    name = f"tfscale-{spec.config_id}"
-    argv = step_argv(spec, allocation.job_id, allocation.node_count, worker)
+    name = step_name(spec)
     start = time.monotonic()
     step_id = None
     with open(log_path, "ab") as log:
         log.write(f"--- tfscale: {' '.join(argv)}\n".encode())
         log.flush()
-        process = start_worker(argv, log, env)
+        process = start_worker(argv, log, {**os.environ, **env})
         try:
             while process.poll() is None and time.monotonic() - start < spec.timeout_s:
-                step_id = step_id or _step_id(allocation.job_id, name)
+                step_id = step_id or _step_id(job_id, name)
                 time.sleep(POLL_S)
             timed_out = process.poll() is None
             if timed_out:
-                step_id = step_id or _step_id(allocation.job_id, name)
-                _scancel(allocation.job_id, step_id)
+                step_id = step_id or _step_id(job_id, name)
+                _scancel(job_id, step_id)
         except BaseException:
             with contextlib.suppress(Exception):
-                _scancel(allocation.job_id, step_id or _step_id(allocation.job_id, name))
+                _scancel(job_id, step_id or _step_id(job_id, name))
             kill_tree(process)
             raise
         kill_tree(process)
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    return StepOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - start,
-                       allocation.job_id, step_id, slurm_reason(text))
+    return StepOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - start, job_id,
+                       step_id, slurm_reason(text))
 
+
+class SlurmLauncher(Launcher):
+    """Every config a job step in one allocation, held from `with` to its end (none is asked for when there is
+    nothing to run). Ranks write their parts into the run folder, which must be on a filesystem the nodes share."""
+
+    name = "slurm"
+
+    def __init__(self, options: SlurmOptions, specs: tuple[RunSpec, ...], job_name: str,
+                 echo: Callable[[str], None] = print):
+        self.needed = bool(specs)
+        nodes = allocation_nodes(specs, partition_nodes(options)) if specs else 1
+        self.allocation = Allocation(options, nodes, job_name, echo)
+
+    def __enter__(self) -> SlurmLauncher:
+        if self.needed:
+            self.allocation.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.needed:
+            self.allocation.__exit__(*exc)
+
+    def unavailable(self, spec: RunSpec) -> str | None:
+        if spec.network_link is not None:
+            return "simulated hosts (network_link) run with the local launcher only; a Slurm cluster has its own network"
+        return None
+
+    def run(self, job: Job) -> Outcome:
+        # the ranks may start in another folder, on other nodes: every path absolute
+        job = dataclasses.replace(job, work=job.work.resolve(), spec_path=job.spec_path.resolve())
+        log_path = job.logs / f"{job.prefix}.log"
+        env = step_env(pick_ports(1)[0]) | {contract.PROGRESS_ENV: str(job.progress_path())}
+        argv = srun_argv(job.spec, self.allocation.node_count, job.argv(job.result_path()), self.allocation.job_id)
+        step = run_step(job.spec, self.allocation.job_id, argv, log_path, env)
+        tasks = job.tasks
+        parts = {task.name: read_json(job.result_path(task)) for task in tasks}
+        label = f"step {step.job_id}.{step.step_id}" if step.step_id is not None else f"job {step.job_id}"
+        outcome = Outcome(
+            step.duration_s, parts, [t.name for t in tasks if t.trainer], log_path,
+            columns={m.SLURM_JOB_ID: step.job_id, m.SLURM_STEP_ID: step.step_id,
+                     m.CLUSTER: contract.job_counts(tasks) if job.spec.cluster else None},
+            process="srun",
+        )
+        if step.timed_out:
+            outcome.stopped, outcome.stopped_how = STOPPED_TIMEOUT, f"{label} cancelled"
+        elif step.returncode != 0 or not outcome.ok:
+            outcome.failed, outcome.returncode = label, step.returncode
+            outcome.launcher_reason = step.slurm_reason
+            outcome.time_limit = "TIME LIMIT" in (step.slurm_reason or "")
+        return outcome
+
+    @classmethod
+    def script(cls, plan, out: Path, options) -> dict[str, str]:
+        """An sbatch script: the allocation fits the largest config; one srun job step per config, in order."""
+        from tfscale.launch.emit import result_template, spec_file
+
+        most_nodes = max(s.nodes for s in plan.specs)
+        most_tasks = max(len(contract.tasks_of(s)) for s in plan.specs)
+        gpus = max(s.devices_per_node for s in plan.specs) if plan.suite.device == "gpu" else 0
+        lines = [
+            "#!/bin/bash",
+            f"#SBATCH --job-name=tfscale-{plan.suite.name}",
+            f"#SBATCH --nodes={most_nodes}",
+            f"#SBATCH --ntasks={most_tasks}",
+            f"#SBATCH --time={options.time_limit}",
+            f"#SBATCH --output=tfscale-{plan.suite.name}-%j.out",
+        ]
+        lines += [f"#SBATCH --partition={options.partition}"] * bool(options.partition)
+        lines += [f"#SBATCH --account={options.account}"] * bool(options.account)
+        lines += [f"#SBATCH --gpus-per-node={gpus}"] * bool(gpus)
+        lines += [
+            "# Generated by tfscale launch. Submit it from this folder: sbatch slurm.sbatch",
+            "set -u",
+            # sbatch runs a spool copy of this script: $0 is not here, the folder it was submitted from is
+            'cd "${SLURM_SUBMIT_DIR:-.}"',
+            *(f"export {name}={value}" for name, value in step_env(options.port_base).items()),
+            "",
+        ]
+        for spec in plan.specs:
+            tasks = contract.tasks_of(spec)
+            # SlurmClusterResolver gives each rank its task; the worker fills contract.TASK_FIELD in with it.
+            worker = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
+            lines += [
+                f"# {spec.config_id}: {spec.model} {spec.strategy}, {spec.nodes} node(s) x {spec.devices_per_node} "
+                f"device(s), tasks {json.dumps(contract.job_counts(tasks))}",
+                shlex.join(srun_argv(spec, most_nodes, worker)),
+                "",
+            ]
+        return {"slurm.sbatch": "\n".join(lines)}

@@ -6,14 +6,18 @@ from __future__ import annotations
 import os
 import time
 
+from tfscale import contract
+from tfscale.contract import PORT_BASE_ENV, PROGRESS_ENV, RESOLVER_ENV
 from tfscale.spec import RunSpec
 
-PROGRESS_ENV = "TFSCALE_PROGRESS"  # file the parent reads to tell how far a task got
-RESOLVER_ENV = "TFSCALE_RESOLVER"  # "slurm": build the cluster from Slurm's task layout instead of TF_CONFIG
-PORT_BASE_ENV = "TFSCALE_PORT_BASE"  # first port of each node's tasks under Slurm
-DEFAULT_PORT_BASE = 8888  # SlurmClusterResolver's own default
 STOP_POLL_S = 1.0
 SERVER_INTER_OP_THREADS = 4  # fewer and a ParameterServer cluster hangs on a 2-core host (seen with TF 2.21)
+
+
+def set_task(task_name: str) -> None:
+    """This process's task, once known: a progress-file template from the launcher gets its name filled in."""
+    if os.environ.get(PROGRESS_ENV):
+        os.environ[PROGRESS_ENV] = contract.fill_task(os.environ[PROGRESS_ENV], task_name)
 
 
 def report_progress(phase: str) -> None:
@@ -40,13 +44,11 @@ def slurm_resolver(spec: RunSpec):
     import tensorflow as tf
     from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
 
-    from tfscale.launch.cluster import cluster_tasks, job_counts
-
     tasks_per_node = max(expand_tasks_per_node(os.environ["SLURM_STEP_TASKS_PER_NODE"]))
     per_task = spec.devices_per_node if spec.device == "gpu" else 1
     return tf.distribute.cluster_resolver.SlurmClusterResolver(
-        jobs=job_counts(cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)),
-        port_base=int(os.environ.get(PORT_BASE_ENV, DEFAULT_PORT_BASE)),
+        jobs=contract.job_counts(contract.tasks_of(spec)),
+        port_base=int(os.environ.get(PORT_BASE_ENV, contract.DEFAULT_PORT_BASE)),
         gpus_per_node=tasks_per_node * per_task, gpus_per_task=per_task, auto_set_gpu=spec.device == "gpu")
 
 
@@ -54,7 +56,7 @@ def cluster_resolver(spec: RunSpec):
     """The resolver TF's strategies read the cluster from: Slurm's when launched by srun, else TF_CONFIG's."""
     import tensorflow as tf
 
-    if os.environ.get(RESOLVER_ENV) == "slurm":
+    if os.environ.get(RESOLVER_ENV) == contract.RESOLVER_SLURM:
         return slurm_resolver(spec)
     return tf.distribute.cluster_resolver.TFConfigClusterResolver()
 

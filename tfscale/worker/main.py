@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfscale import contract
 from tfscale.spec import RunSpec
 from tfscale.store import write_json_atomic
-from tfscale.worker.cluster import cluster_task, is_server, report_progress, serve
+from tfscale.worker.cluster import cluster_task, is_server, report_progress, serve, set_task
 
 
 def _prepare_environment(device: str) -> None:
@@ -269,12 +270,6 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
     return errors
 
 
-def result_path_for(template: str, task: tuple[str, int] | None) -> str:
-    """The result path, with "{task}" replaced by this process's cluster task ("worker-1"; "worker-0" alone)."""
-    job, index = task or ("worker", 0)
-    return template.replace("{task}", f"{job}-{index}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
     parser.add_argument("--spec", help="RunSpec JSON file")
@@ -300,21 +295,23 @@ def main(argv: list[str] | None = None) -> int:
         spec = RunSpec.from_dict(json.load(f))
     _prepare_environment(spec.device)
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
-    result_path = result_path_for(args.result, None)
+    task_name = contract.SINGLE.name
+    result_path = contract.fill_task(args.result, task_name)
     try:
         task = cluster_task(spec)
-        result_path = result_path_for(args.result, task)
+        if task is not None:
+            task_name = contract.Task(task[0], task[1], True).name
+            result_path = contract.fill_task(args.result, task_name)
+        set_task(task_name)
         if is_server(spec, task):
-            serve(spec, stop_file=result_path_for(args.result, ("chief", 0)))
+            serve(spec, stop_file=contract.fill_task(args.result, contract.Task("chief", 0, True).name))
             return 0
-        task_name = "{}-{}".format(*(task or ("worker", 0)))
         measurements = run_commbench_config(spec) if args.commbench else run_config(spec, task_name)
     except Exception as error:  # every failure becomes a result the parent can record
         traceback.print_exc()
-        write_json_atomic(result_path, {"ok": False, "error": error_line(error),
-                                        "error_type": type(error).__name__})
+        write_json_atomic(result_path, contract.error_result(error_line(error), type(error).__name__))
         return 1
-    write_json_atomic(result_path, {"ok": True, "measurements": measurements})
+    write_json_atomic(result_path, contract.ok_result(measurements))
     print("tfscale worker: done", flush=True)
     sys.stdout.flush()
     return 0

@@ -1,0 +1,133 @@
+"""The one launcher interface: a `Job` in (the spec file, where its tasks write, the worker mode), an `Outcome` out.
+
+A launcher is a context manager held for a whole sweep (Slurm holds its allocation; local holds nothing) and
+starts every process of one config per `run(job)`: a single-process config is a cluster of one task. It never
+reads results into records: `tfscale.runner.record_fields` turns any launcher's outcome into record columns.
+
+Adding a launcher (Kubernetes, say) means one subclass: `run`, and optionally `unavailable` (configs it cannot
+run become skipped records), `live_pids` (what telemetry samples) and `script` (what `tfscale launch` writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfscale import contract
+from tfscale.contract import Task
+from tfscale.spec import RunSpec
+
+if TYPE_CHECKING:
+    from tfscale.plan import Plan
+
+
+@dataclass(frozen=True)
+class Job:
+    """One config's processes to run: which spec, in which worker mode, and where its files go."""
+
+    spec: RunSpec
+    spec_path: Path  # the spec as JSON (contract.worker_argv reads it)
+    work: Path  # result parts and progress files: <prefix>.<task>.result.json, <prefix>.<task>.progress
+    logs: Path
+    prefix: str  # file-name prefix of this job's files: the config id, or commbench-<config id>
+    run_id: str
+    mode: str = contract.TRAIN
+
+    @property
+    def tasks(self) -> list[Task]:
+        return contract.tasks_of(self.spec)
+
+    def result_path(self, task: Task | None = None) -> Path | str:
+        """A task's result file; without a task, the template the worker fills with its own task name."""
+        path = contract.task_file(self.work, self.prefix, contract.RESULT_SUFFIX, task)
+        return Path(path) if task else path
+
+    def progress_path(self, task: Task | None = None) -> Path | str:
+        path = contract.task_file(self.work, self.prefix, contract.PROGRESS_SUFFIX, task)
+        return Path(path) if task else path
+
+    def argv(self, result: Path | str, python: str | None = None) -> list[str]:
+        return contract.worker_argv(result, self.mode, self.spec_path, python)
+
+
+# Why a watchdog stopped a job before it ended.
+STOPPED_TIMEOUT, STOPPED_STARTUP, STOPPED_STALL = "timeout", "startup", "stall"
+
+
+@dataclass
+class Outcome:
+    """How one job ended, whatever launched it."""
+
+    duration_s: float  # wall time from the first start to the last exit, s
+    parts: dict[str, dict[str, Any] | None]  # task name -> its result JSON (None: it wrote none)
+    trainers: list[str]  # names of the tasks whose parts are measurements, in rank order
+    log_path: Path | None  # the log that tells most: the failed task's, else the first trainer's (None: none)
+    stopped: str | None = None  # the watchdog stopped it: STOPPED_TIMEOUT, STOPPED_STARTUP or STOPPED_STALL
+    stopped_how: str = ""  # what stopping did, in words: "process tree killed", "step 12.3 cancelled"
+    failed: str | None = None  # the task (or step) that failed first, for the reason's prefix; "" for none
+    returncode: int | None = None  # exit status of the failed process (negative: killed by that signal)
+    process: str = "worker"  # what returncode is the exit status of, for the reason: "worker", "srun"
+    launcher_reason: str | None = None  # the launcher's own words on a failure (Slurm's state line)
+    time_limit: bool = False  # the launcher's own time limit ended it (Slurm's TIME LIMIT): a timeout
+    phases: dict[str, str] = field(default_factory=dict)  # task name -> last phase it reported
+    columns: dict[str, Any] = field(default_factory=dict)  # launcher's record columns (cluster, slurm ids, link)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.stopped is None
+            and self.failed is None
+            and all(contract.result_ok(self.parts.get(name)) for name in self.trainers)
+        )
+
+
+def _loopback(task: Task) -> str:
+    return LOOPBACK_HOST
+
+
+def _unwrapped(task: Task, argv: list[str]) -> list[str]:
+    return argv
+
+
+LOOPBACK_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each task runs: its address in the cluster spec, and how its command is started there."""
+
+    address: Callable[[Task], str] = _loopback
+    wrap: Callable[[Task, list[str]], list[str]] = _unwrapped
+
+
+LOOPBACK = Placement()
+
+
+class Launcher:
+    """Base of every launcher; `with launcher:` holds what it needs for a sweep."""
+
+    name = ""  # the record column `launcher`
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def unavailable(self, spec: RunSpec) -> str | None:
+        """Why this launcher cannot run the config (it becomes a skipped record), or None."""
+        return None
+
+    def run(self, job: Job) -> Outcome:
+        raise NotImplementedError(f"the {self.name} launcher does not run configs")
+
+    def live_pids(self) -> list[int] | None:
+        """Processes of the running job that this host can sample (None: none here, e.g. on other nodes)."""
+        return None
+
+    @classmethod
+    def script(cls, plan: Plan, out: Path, options: Any) -> dict[str, str]:
+        """File name -> text of what `tfscale launch --target <this>` writes beside the specs."""
+        raise NotImplementedError(f"the {cls.name} launcher writes no script")

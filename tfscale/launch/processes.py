@@ -1,0 +1,92 @@
+"""Worker processes on this host: started in their own session, killed with their whole tree on timeout or
+interrupt, so a run never leaves processes behind; and one-shot worker calls (`--env`, `--check-models`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tfscale import contract
+
+KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this long
+
+# Every worker process this parent has started and not yet reaped: what a second Ctrl-C kills at once.
+LIVE: set[subprocess.Popen] = set()
+
+
+def start_worker(argv: list[str], log, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a worker in its own session (its own process group), output to `log`, and register it as live."""
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                               start_new_session=True)
+    LIVE.add(process)
+    return process
+
+
+def kill_live_now() -> None:
+    """SIGKILL every live worker's process group and descendants, without waiting (second interrupt)."""
+    for process in list(LIVE):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for child in psutil.Process(process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.kill()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S) -> None:
+    """Terminate each process and every descendant (also those that left its process group): SIGTERM to all,
+    then SIGKILL to whatever is still alive after `grace_s`."""
+    family: list[psutil.Process] = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            root = psutil.Process(process.pid)
+            family += [root, *root.children(recursive=True)]
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
+    for p in family:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    _, alive = psutil.wait_procs(family, timeout=grace_s)
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(alive, timeout=grace_s)
+    for process in processes:
+        process.wait()
+        LIVE.discard(process)
+
+
+def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    kill_trees([process], grace_s)
+
+
+class WorkerCallError(RuntimeError):
+    """A one-shot worker call (`--env`, `--check-models`) that wrote no result: timed out or crashed."""
+
+
+def call_worker(mode: str, timeout_s: float, request: Any = None) -> Any:
+    """Run the worker in `mode` (contract.ENV, contract.CHECK_MODELS) to completion, with `request` as its input
+    file, and return the JSON it wrote. Used for the short TensorFlow-side questions the parent cannot answer
+    without importing TensorFlow."""
+    with tempfile.TemporaryDirectory(prefix="tfscale-call-") as tmp:
+        result, request_path = Path(tmp) / "result.json", None
+        if request is not None:
+            request_path = Path(tmp) / "request.json"
+            request_path.write_text(json.dumps(request), encoding="utf-8")
+        argv = contract.worker_argv(result, mode, request_path)
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired:
+            raise WorkerCallError(f"worker {mode} timed out after {timeout_s:g} s") from None
+        if not result.exists():
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise WorkerCallError(f"worker {mode} exited {done.returncode}: {tail[0]}")
+        return json.loads(result.read_text(encoding="utf-8"))
