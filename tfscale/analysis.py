@@ -19,8 +19,17 @@ from tfscale import metrics as m
 from tfscale.axes import AXES, layout_text
 from tfscale.stats import median
 
-WORKLOAD_KEY = (m.RUN_ID, m.DEVICE, m.MODEL, m.MODEL_SIZE, m.PRECISION, m.BATCH_POLICY, m.BATCH_SIZE, m.JIT,
-                m.OPTIMIZER)
+WORKLOAD_KEY = (
+    m.RUN_ID,
+    m.DEVICE,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.PRECISION,
+    m.BATCH_POLICY,
+    m.BATCH_SIZE,
+    m.JIT,
+    m.OPTIMIZER,
+)
 HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 
 
@@ -84,8 +93,10 @@ def _why_no_figure(row: pd.Series, base: pd.Series | None) -> str | None:
     if row[m.STATUS] != m.STATUS_OK:
         return f"config {row[m.STATUS]}"
     if base is None:
-        return (f"no baseline: no ok 1-node 1-device config of {row[m.MODEL]} with the same precision, "
-                "batch policy, batch_size, jit and optimizer in this run")
+        return (
+            f"no baseline: no ok 1-node 1-device config of {row[m.MODEL]} with the same precision, "
+            "batch policy, batch_size, jit and optimizer in this run"
+        )
     return None
 
 
@@ -97,14 +108,18 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
     """Plain-sentence warnings a reader of the report must see; `frame` has gone through add_scaling."""
     notes = []
     if (frame[m.DEVICE_KIND] == "cpu-logical").any():
-        notes.append("Logical CPU devices share the same cores and thread pools: the scaling figures of "
-                     "cpu-logical configs test the harness, not the hardware. Do not read them as speedups.")
+        notes.append(
+            "Logical CPU devices share the same cores and thread pools: the scaling figures of "
+            "cpu-logical configs test the harness, not the hardware. Do not read them as speedups."
+        )
     ok = frame[m.STATUS] == m.STATUS_OK
     for _, row in frame[~ok].iterrows():
         notes.append(f"{_what(row)} {row[m.STATUS]}: {row[m.REASON]}")
     for _, row in frame[ok & (frame[m.STEP_TIME_CV] > HIGH_CV)].iterrows():
-        notes.append(f"{_what(row)}: high step-time variation, MAD/median = {row[m.STEP_TIME_CV]:.1%} "
-                     f"(> {HIGH_CV:.0%}); its figures are less certain")
+        notes.append(
+            f"{_what(row)}: high step-time variation, MAD/median = {row[m.STEP_TIME_CV]:.1%} "
+            f"(> {HIGH_CV:.0%}); its figures are less certain"
+        )
     for _, row in frame[ok & frame[m.SCALING_EFFICIENCY].isna()].iterrows():
         notes.append(f"{_what(row)}: {row[m.BASELINE_NOTE]}")
     return notes
@@ -137,9 +152,13 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values([m.MODEL, m.DEVICES, m.NODES, m.STRATEGY]).drop(columns="group")
 
 
-COMM_ESTIMATES = (("exposed", m.COMM_TIME_EXPOSED_S), ("split", m.COMM_TIME_SPLIT_S),
-                  ("isolated", m.COMM_TIME_ISOLATED_S), ("trace", m.COMM_TIME_TRACE_S),
-                  ("model", m.COMM_TIME_MODEL_S))
+COMM_ESTIMATES = (
+    ("exposed", m.COMM_TIME_EXPOSED_S),
+    ("split", m.COMM_TIME_SPLIT_S),
+    ("isolated", m.COMM_TIME_ISOLATED_S),
+    ("trace", m.COMM_TIME_TRACE_S),
+    ("model", m.COMM_TIME_MODEL_S),
+)
 DISAGREEMENT = 1.25  # two estimates whose ratio exceeds this are named in the cross-check
 
 
@@ -152,7 +171,7 @@ def disagreements(estimates: dict[str, float | None], limit: float = DISAGREEMEN
     present = [(name, v) for name, v in estimates.items() if v is not None and v > 0]
     found = []
     for i, (a, va) in enumerate(present):
-        for b, vb in present[i + 1:]:
+        for b, vb in present[i + 1 :]:
             ratio = max(va, vb) / min(va, vb)
             if ratio > limit:
                 found.append(f"{a} vs {b}: {ratio:.2f}x")
@@ -165,8 +184,9 @@ def comm_not_measured(row: pd.Series) -> str:
         return f"config {row[m.STATUS]}"
     if row[m.STRATEGY] == "parameter_server":
         pulled = not _missing(row.get(m.COMM_TIME_PULL_S))
-        return ("parameter_server: no all-reduce (variables live on the servers)"
-                + ("; pull and push timed instead" if pulled else ""))
+        return "parameter_server: no all-reduce (variables live on the servers)" + (
+            "; pull and push timed instead" if pulled else ""
+        )
     if int(row[m.REPLICAS]) < 2:
         return "one replica: no gradient communication"
     method = row.get(m.COMM_METHOD)
@@ -181,17 +201,23 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
         estimates = {name: _number(r.get(column)) for name, column in COMM_ESTIMATES}
         measured = estimates["split"] is not None
         step = _number(r.get(m.STEP_TIME_MEDIAN_S))
-        rows.append({
-            m.CONFIG_ID: r[m.CONFIG_ID], m.MODEL: r[m.MODEL], m.STRATEGY: r[m.STRATEGY], m.DEVICES: r[m.DEVICES],
-            m.STEP_TIME_MEDIAN_S: step, m.COMPUTE_TIME_S: _number(r.get(m.COMPUTE_TIME_S)),
-            **{column: estimates[name] for name, column in COMM_ESTIMATES},
-            "comm_fraction": estimates["exposed"] / step if measured and step else None,
-            m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
-            m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
-            m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
-            m.TRACE_PATH: None if _missing(r.get(m.TRACE_PATH)) else r.get(m.TRACE_PATH),
-            "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
-        })
+        rows.append(
+            {
+                m.CONFIG_ID: r[m.CONFIG_ID],
+                m.MODEL: r[m.MODEL],
+                m.STRATEGY: r[m.STRATEGY],
+                m.DEVICES: r[m.DEVICES],
+                m.STEP_TIME_MEDIAN_S: step,
+                m.COMPUTE_TIME_S: _number(r.get(m.COMPUTE_TIME_S)),
+                **{column: estimates[name] for name, column in COMM_ESTIMATES},
+                "comm_fraction": estimates["exposed"] / step if measured and step else None,
+                m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
+                m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
+                m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
+                m.TRACE_PATH: None if _missing(r.get(m.TRACE_PATH)) else r.get(m.TRACE_PATH),
+                "notes": "; ".join(disagreements(estimates)) if measured else comm_not_measured(r),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -200,7 +226,8 @@ BREAKDOWN_METHOD = (
     "exposed communication = comm_time_exposed_s (fused - compute-only step); straggler wait = slowest rank's "
     "median step - median of the ranks' medians (multi-worker only, else 0); input wait = 0 (synthetic data held "
     "in memory, never waited on); rest = gap - the others (compute growing with replicas, dispatch, overheads). "
-    "Fractions are of the measured step, and gap_fraction = the sum of the four.")
+    "Fractions are of the measured step, and gap_fraction = the sum of the four."
+)
 
 
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
@@ -220,10 +247,21 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
         terms = {"comm_exposed_s": comm, "straggler_wait_s": straggler, "input_wait_s": 0.0}
         terms["rest_s"] = gap - sum(terms.values())
-        rows.append({m.CONFIG_ID: r[m.CONFIG_ID], m.MODEL: r[m.MODEL], m.STRATEGY: r[m.STRATEGY],
-                     m.DEVICES: n, m.SCALING: r[m.SCALING], m.STEP_TIME_MEDIAN_S: step, "ideal_step_s": ideal,
-                     "gap_s": gap, **terms, "gap_fraction": gap / step,
-                     **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()}})
+        rows.append(
+            {
+                m.CONFIG_ID: r[m.CONFIG_ID],
+                m.MODEL: r[m.MODEL],
+                m.STRATEGY: r[m.STRATEGY],
+                m.DEVICES: n,
+                m.SCALING: r[m.SCALING],
+                m.STEP_TIME_MEDIAN_S: step,
+                "ideal_step_s": ideal,
+                "gap_s": gap,
+                **terms,
+                "gap_fraction": gap / step,
+                **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()},
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -232,16 +270,21 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
     rows = []
     for _, r in frame.iterrows():
         ok = r[m.STATUS] == m.STATUS_OK
-        rows.append({
-            "config_id": r[m.CONFIG_ID],
-            "model": r[m.MODEL] if _missing(r[m.MODEL_SIZE]) else f"{r[m.MODEL]}/{r[m.MODEL_SIZE]}",
-            "strategy": r[m.STRATEGY] if isinstance(r[m.STRATEGY], str) else mode_text(r),
-            "devices": str(r[m.DEVICES]), "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
-            "status": r[m.STATUS],
-            "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
-            "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
-            "efficiency": "" if _missing(r[m.SCALING_EFFICIENCY]) else f"{r[m.SCALING_EFFICIENCY]:.2f} {r[m.SCALING]}",
-        })
+        rows.append(
+            {
+                "config_id": r[m.CONFIG_ID],
+                "model": r[m.MODEL] if _missing(r[m.MODEL_SIZE]) else f"{r[m.MODEL]}/{r[m.MODEL_SIZE]}",
+                "strategy": r[m.STRATEGY] if isinstance(r[m.STRATEGY], str) else mode_text(r),
+                "devices": str(r[m.DEVICES]),
+                "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
+                "status": r[m.STATUS],
+                "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
+                "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
+                "efficiency": ""
+                if _missing(r[m.SCALING_EFFICIENCY])
+                else f"{r[m.SCALING_EFFICIENCY]:.2f} {r[m.SCALING]}",
+            }
+        )
     return rows
 
 
@@ -250,7 +293,8 @@ NETWORK_METHOD = (
     "with tc tbf to link_bytes_per_s in each direction. link_measured_bytes_per_s: TCP goodput of a plain "
     "transfer node 0 -> node 1 just before the config (at most about 0.96 of the link: TCP/IP headers). "
     "busbw / link: the isolated all-reduce's bus bandwidth over the link rate; 1.0 is the link's limit. "
-    "comm vs loopback: isolated all-reduce time over that of the same workload and layout on unshaped loopback.")
+    "comm vs loopback: isolated all-reduce time over that of the same workload and layout on unshaped loopback."
+)
 
 
 def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -286,8 +330,11 @@ def condense(frame: pd.DataFrame) -> pd.DataFrame:
     if ok.empty:
         return ok
     keys = [c for c in CONFIG_AXES if c in ok]
-    numeric = [c for c in ok.columns if c not in keys and pd.api.types.is_numeric_dtype(ok[c])
-               and not pd.api.types.is_bool_dtype(ok[c])]
+    numeric = [
+        c
+        for c in ok.columns
+        if c not in keys and pd.api.types.is_numeric_dtype(ok[c]) and not pd.api.types.is_bool_dtype(ok[c])
+    ]
     groups = ok.groupby(keys, dropna=False, sort=False)
     out = groups.first()
     out[numeric] = groups[numeric].median()
@@ -308,7 +355,8 @@ MODES_NOTE = (
     "and drains (the bubble, (S-1)/(M+S-1) of the step with M micro-batches). tensor: each device holds 1/T of "
     "every sharded weight and computes 1/T of each layer; activations are exchanged inside every layer. hybrid: "
     "data-parallel copies of a tensor-parallel model. On logical CPU devices all modes share the same cores: these "
-    "figures test the mechanics, not the speed a real multi-device host would give.")
+    "figures test the mechanics, not the speed a real multi-device host would give."
+)
 
 
 def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:

@@ -31,10 +31,20 @@ STRATEGIES: dict[str, StrategyInfo] = {
         StrategyInfo("one_device", "OneDeviceStrategy", exactly_one_device=True),
         StrategyInfo("mirrored", "MirroredStrategy", own_axes=("cross_device_ops",)),
         StrategyInfo("central_storage", "experimental.CentralStorageStrategy"),
-        StrategyInfo("multi_worker_mirrored", "MultiWorkerMirroredStrategy", cluster=True,
-                     one_replica_per_cpu_worker=True, own_axes=("collective", "bytes_per_pack")),
-        StrategyInfo("parameter_server", "ParameterServerStrategy", cluster=True, one_replica_per_cpu_worker=True,
-                     own_axes=("num_ps", "partitioner")),
+        StrategyInfo(
+            "multi_worker_mirrored",
+            "MultiWorkerMirroredStrategy",
+            cluster=True,
+            one_replica_per_cpu_worker=True,
+            own_axes=("collective", "bytes_per_pack"),
+        ),
+        StrategyInfo(
+            "parameter_server",
+            "ParameterServerStrategy",
+            cluster=True,
+            one_replica_per_cpu_worker=True,
+            own_axes=("num_ps", "partitioner"),
+        ),
     )
 }
 STRATEGY_AXES = frozenset(a for s in STRATEGIES.values() for a in s.own_axes)
@@ -71,8 +81,13 @@ def layout_text(parallelism: str, stages, micro_batches, replicas, tensor_parall
     return f"{parallelism} {int(replicas)} data x {int(tensor_parallel)} tensor"
 
 
-def replicas_of(strategy: str | None, nodes: int, devices_per_node: int, parallelism: str = "data",
-                tensor_parallel: int | None = None) -> int:
+def replicas_of(
+    strategy: str | None,
+    nodes: int,
+    devices_per_node: int,
+    parallelism: str = "data",
+    tensor_parallel: int | None = None,
+) -> int:
     """Model copies trained in data parallelism (the plan refuses devices_per_node > 1 where TF would give one);
     pipeline and tensor parallelism train one copy, hybrid devices / tensor_parallel copies."""
     if parallelism in ("pipeline", "tensor"):
@@ -105,35 +120,91 @@ AXES: dict[str, Axis] = _axes(
     Axis("model", str, "mlp", "zoo model (mlp|cnn|transformer) or a name from the suite's `models`"),
     Axis("model_size", str, "small", "size knob of zoo models", choices=MODEL_SIZES),
     Axis("strategy", str, "one_device", "tf.distribute strategy", choices=tuple(STRATEGIES)),
-    Axis("cross_device_ops", str, None, "mirrored only: how gradients are all-reduced",
-         choices=("nccl", "hierarchical_copy", "reduction_to_one_device"), nullable=True),
-    Axis("collective", str, "auto", "multi_worker_mirrored: all-reduce implementation (CommunicationOptions)",
-         choices=("auto", "ring", "nccl"), nullable=True),
-    Axis("bytes_per_pack", int, 0, "multi_worker_mirrored: gradient pack size for all-reduce, 0 = TF's choice",
-         minimum=0, nullable=True),
+    Axis(
+        "cross_device_ops",
+        str,
+        None,
+        "mirrored only: how gradients are all-reduced",
+        choices=("nccl", "hierarchical_copy", "reduction_to_one_device"),
+        nullable=True,
+    ),
+    Axis(
+        "collective",
+        str,
+        "auto",
+        "multi_worker_mirrored: all-reduce implementation (CommunicationOptions)",
+        choices=("auto", "ring", "nccl"),
+        nullable=True,
+    ),
+    Axis(
+        "bytes_per_pack",
+        int,
+        0,
+        "multi_worker_mirrored: gradient pack size for all-reduce, 0 = TF's choice",
+        minimum=0,
+        nullable=True,
+    ),
     Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, nullable=True),
-    Axis("partitioner", str, "min_size", "parameter_server: how variables are sharded over the servers",
-         choices=("none", "min_size", "fixed_shards"), nullable=True),
-    Axis("network_link", str, None, "cluster strategies on several nodes: simulate each node as a network "
-         "namespace whose link is shaped to this rate (tc syntax: 100mbit, 1gbit); empty: loopback, unshaped",
-         nullable=True),
+    Axis(
+        "partitioner",
+        str,
+        "min_size",
+        "parameter_server: how variables are sharded over the servers",
+        choices=("none", "min_size", "fixed_shards"),
+        nullable=True,
+    ),
+    Axis(
+        "network_link",
+        str,
+        None,
+        "cluster strategies on several nodes: simulate each node as a network "
+        "namespace whose link is shaped to this rate (tc syntax: 100mbit, 1gbit); empty: loopback, unshaped",
+        nullable=True,
+    ),
     Axis("nodes", int, 1, "number of nodes (hosts); for cluster strategies, the number of workers", minimum=1),
     Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
-    Axis("parallelism", str, "data", "how work is split over devices: data (a tf.distribute strategy), pipeline "
-         "(layer stages on devices), tensor (DTensor-sharded weights), hybrid (data x tensor mesh)",
-         choices=tuple(PARALLELISMS)),
-    Axis("stages", int, None, "pipeline: contiguous layer groups, one per device (empty: one per device)",
-         minimum=1, nullable=True),
-    Axis("micro_batches", int, 4, "pipeline: micro-batches the global batch is cut into (GPipe schedule)",
-         minimum=1, nullable=True),
-    Axis("tensor_parallel", int, None, "tensor, hybrid: devices each weight is sharded over (empty: every device "
-         "for tensor, 2 for hybrid); hybrid uses devices / tensor_parallel data-parallel copies", minimum=1,
-         nullable=True),
+    Axis(
+        "parallelism",
+        str,
+        "data",
+        "how work is split over devices: data (a tf.distribute strategy), pipeline "
+        "(layer stages on devices), tensor (DTensor-sharded weights), hybrid (data x tensor mesh)",
+        choices=tuple(PARALLELISMS),
+    ),
+    Axis(
+        "stages",
+        int,
+        None,
+        "pipeline: contiguous layer groups, one per device (empty: one per device)",
+        minimum=1,
+        nullable=True,
+    ),
+    Axis(
+        "micro_batches",
+        int,
+        4,
+        "pipeline: micro-batches the global batch is cut into (GPipe schedule)",
+        minimum=1,
+        nullable=True,
+    ),
+    Axis(
+        "tensor_parallel",
+        int,
+        None,
+        "tensor, hybrid: devices each weight is sharded over (empty: every device "
+        "for tensor, 2 for hybrid); hybrid uses devices / tensor_parallel data-parallel copies",
+        minimum=1,
+        nullable=True,
+    ),
     Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1),
-    Axis("batch_policy", str, "weak", "weak: batch_size per replica; strong: batch_size global",
-         choices=("weak", "strong")),
-    Axis("precision", str, "float32", "Keras dtype policy",
-         choices=("float32", "mixed_bfloat16", "mixed_float16")),
+    Axis(
+        "batch_policy",
+        str,
+        "weak",
+        "weak: batch_size per replica; strong: batch_size global",
+        choices=("weak", "strong"),
+    ),
+    Axis("precision", str, "float32", "Keras dtype policy", choices=("float32", "mixed_bfloat16", "mixed_float16")),
     Axis("jit", bool, False, "XLA-compile the per-replica gradient computation"),
     Axis("optimizer", str, "sgd", "sgd (momentum 0.9) or adam", choices=("sgd", "adam")),
 )
@@ -141,24 +212,73 @@ AXES: dict[str, Axis] = _axes(
 # Run settings: how a config is measured, not what it is; they are not part of config_id.
 SETTINGS: dict[str, Axis] = _axes(
     Axis("steps", int, 20, "timed steps", minimum=1, sweepable=False, recorded=False),
-    Axis("warmup_steps", int, 3, "untimed steps first (the first one includes tracing)", minimum=1,
-         sweepable=False),
-    Axis("window_steps", int, 1, "steps per timing window, each window ended by a host sync", minimum=1,
-         sweepable=False),
-    Axis("timeout_s", float, 600.0, "seconds before the config's process tree is killed", minimum=1,
-         sweepable=False, recorded=False),
-    Axis("startup_timeout_s", float, 300.0, "cluster strategies: seconds for every trainer to join the cluster",
-         minimum=1, sweepable=False, recorded=False),
-    Axis("stall_timeout_s", float, 300.0, "cluster strategies: longest silence of a trainer between progress "
-         "reports (warm-up, each timing window) before the cluster is stopped", minimum=1, sweepable=False, recorded=False),
-    Axis("comm_breakdown", bool, True, "multi-replica data parallelism: also time compute-only, split and "
-         "isolated all-reduce steps", sweepable=False, recorded=False),
-    Axis("comm_steps", int, 10, "timed calls of each communication measurement", minimum=1, sweepable=False, recorded=False),
-    Axis("profile", bool, False, "run profile_steps extra (untimed) steps under the TF profiler and read the "
-         "collective time from the trace", sweepable=False, recorded=False),
+    Axis("warmup_steps", int, 3, "untimed steps first (the first one includes tracing)", minimum=1, sweepable=False),
+    Axis(
+        "window_steps", int, 1, "steps per timing window, each window ended by a host sync", minimum=1, sweepable=False
+    ),
+    Axis(
+        "timeout_s",
+        float,
+        600.0,
+        "seconds before the config's process tree is killed",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "startup_timeout_s",
+        float,
+        300.0,
+        "cluster strategies: seconds for every trainer to join the cluster",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "stall_timeout_s",
+        float,
+        300.0,
+        "cluster strategies: longest silence of a trainer between progress "
+        "reports (warm-up, each timing window) before the cluster is stopped",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "comm_breakdown",
+        bool,
+        True,
+        "multi-replica data parallelism: also time compute-only, split and isolated all-reduce steps",
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "comm_steps",
+        int,
+        10,
+        "timed calls of each communication measurement",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "profile",
+        bool,
+        False,
+        "run profile_steps extra (untimed) steps under the TF profiler and read the collective time from the trace",
+        sweepable=False,
+        recorded=False,
+    ),
     Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False, recorded=False),
-    Axis("telemetry_hz", float, 10.0, "samples per second of host and GPU telemetry (0: off)", minimum=0,
-         sweepable=False, recorded=False),
+    Axis(
+        "telemetry_hz",
+        float,
+        10.0,
+        "samples per second of host and GPU telemetry (0: off)",
+        minimum=0,
+        sweepable=False,
+        recorded=False,
+    ),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
 )
 

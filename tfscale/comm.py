@@ -36,8 +36,9 @@ def overlap(fused_s: float, compute_s: float, split_s: float) -> tuple[float, fl
     return min(1.0, max(0.0, raw)), raw
 
 
-def comm_figures(*, fused_s: float, compute_s: float, split_s: float, isolated_s: float, grad_bytes: int,
-                 replicas: int) -> dict[str, Any]:
+def comm_figures(
+    *, fused_s: float, compute_s: float, split_s: float, isolated_s: float, grad_bytes: int, replicas: int
+) -> dict[str, Any]:
     """Record columns from median times (s) of the fused, compute-only, split and isolated measurements."""
     clamped, raw = overlap(fused_s, compute_s, split_s)
     return {

@@ -26,8 +26,16 @@ from tfscale.store import LOGS_DIR, append_record, read_records
 from tfscale.suite import Suite
 
 COMMBENCH_FILE = "commbench.jsonl"
-TOPOLOGY_FIELDS = ("device", "strategy", "nodes", "devices_per_node", "cross_device_ops", "collective",
-                   "bytes_per_pack", "network_link")
+TOPOLOGY_FIELDS = (
+    "device",
+    "strategy",
+    "nodes",
+    "devices_per_node",
+    "cross_device_ops",
+    "collective",
+    "bytes_per_pack",
+    "network_link",
+)
 
 
 @dataclass(frozen=True)
@@ -49,11 +57,17 @@ class Sweep:
     link_measured_bytes_per_s: float | None = None  # simulated hosts: TCP check of the link before the sweep
 
     def to_record(self) -> dict[str, Any]:
-        return {"kind": "commbench", **self.topology, "replicas": self.replicas,
-                "rows": [dataclasses.asdict(r) for r in self.rows], "alpha_s": self.fit.alpha_s,
-                "beta_s_per_byte": self.fit.beta_s_per_byte, "method": self.method,
-                "link_bytes_per_s": self.link_bytes_per_s,
-                "link_measured_bytes_per_s": self.link_measured_bytes_per_s}
+        return {
+            "kind": "commbench",
+            **self.topology,
+            "replicas": self.replicas,
+            "rows": [dataclasses.asdict(r) for r in self.rows],
+            "alpha_s": self.fit.alpha_s,
+            "beta_s_per_byte": self.fit.beta_s_per_byte,
+            "method": self.method,
+            "link_bytes_per_s": self.link_bytes_per_s,
+            "link_measured_bytes_per_s": self.link_measured_bytes_per_s,
+        }
 
 
 def topology(spec: RunSpec) -> dict[str, Any] | None:
@@ -66,15 +80,23 @@ def topology(spec: RunSpec) -> dict[str, Any] | None:
 def topology_spec(device: str, strategy: str, nodes: int, devices_per_node: int, **options: Any) -> RunSpec:
     """A validated spec for a topology given on the command line (the plan's checks apply)."""
     if strategy not in STRATEGIES or strategy in ("one_device", "parameter_server"):
-        raise TfscaleError(f"commbench: strategy {strategy!r} has no all-reduce to time; use mirrored, "
-                           "central_storage or multi_worker_mirrored")
-    defaults = {"strategy": strategy, "nodes": nodes, "devices_per_node": devices_per_node,
-                **{k: v for k, v in options.items() if v is not None}}
+        raise TfscaleError(
+            f"commbench: strategy {strategy!r} has no all-reduce to time; use mirrored, "
+            "central_storage or multi_worker_mirrored"
+        )
+    defaults = {
+        "strategy": strategy,
+        "nodes": nodes,
+        "devices_per_node": devices_per_node,
+        **{k: v for k, v in options.items() if v is not None},
+    }
     suite = Suite(name="commbench", device=device, defaults=defaults, matrix={"model": ["mlp"]}, path="commbench")
     spec = expand(suite).specs[0]
     if options.get("network_link") and spec.network_link is None:  # the plan drops a link where none is crossed
-        raise TfscaleError("commbench: --link simulates the links between nodes: use --strategy "
-                           "multi_worker_mirrored with --nodes 2 or more")
+        raise TfscaleError(
+            "commbench: --link simulates the links between nodes: use --strategy "
+            "multi_worker_mirrored with --nodes 2 or more"
+        )
     return spec
 
 
@@ -94,8 +116,11 @@ def run_sweep(spec: RunSpec, folder: Path, launcher: Launcher) -> Sweep:
     if not outcome.ok:
         raise TfscaleError(f"{where}: {failure(outcome, spec)[1]} (logs in {folder / LOGS_DIR})")
     sweep = merge_sweeps([outcome.parts[name]["measurements"] for name in outcome.trainers], topology(spec) or {})
-    return dataclasses.replace(sweep, link_bytes_per_s=spec.link_bytes_per_s,
-                               link_measured_bytes_per_s=outcome.columns.get(m.LINK_MEASURED_BYTES_PER_S))
+    return dataclasses.replace(
+        sweep,
+        link_bytes_per_s=spec.link_bytes_per_s,
+        link_measured_bytes_per_s=outcome.columns.get(m.LINK_MEASURED_BYTES_PER_S),
+    )
 
 
 def merge_sweeps(parts: list[dict[str, Any]], topo: dict[str, Any]) -> Sweep:
@@ -113,21 +138,31 @@ def merge_sweeps(parts: list[dict[str, Any]], topo: dict[str, Any]) -> Sweep:
 
 def format_sweep(sweep: Sweep) -> str:
     """nccl-tests-like table and the fitted model."""
-    lines = [f"# all-reduce (sum, float32) on {sweep.topology.get('strategy')}: {sweep.replicas} replicas, "
-             f"{sweep.topology.get('nodes')} node(s) x {sweep.topology.get('devices_per_node')} "
-             f"{sweep.topology.get('device')} device(s)",
-             f"# {'size(B)':>10}  {'time(us)':>10}  {'algbw(GB/s)':>11}  {'busbw(GB/s)':>11}"]
+    lines = [
+        f"# all-reduce (sum, float32) on {sweep.topology.get('strategy')}: {sweep.replicas} replicas, "
+        f"{sweep.topology.get('nodes')} node(s) x {sweep.topology.get('devices_per_node')} "
+        f"{sweep.topology.get('device')} device(s)",
+        f"# {'size(B)':>10}  {'time(us)':>10}  {'algbw(GB/s)':>11}  {'busbw(GB/s)':>11}",
+    ]
     for r in sweep.rows:
-        lines.append(f"  {r.size_bytes:>10d}  {r.time_s * 1e6:>10.1f}  {r.algbw_bytes_per_s / 1e9:>11.3f}  "
-                     f"{r.busbw_bytes_per_s / 1e9:>11.3f}")
+        lines.append(
+            f"  {r.size_bytes:>10d}  {r.time_s * 1e6:>10.1f}  {r.algbw_bytes_per_s / 1e9:>11.3f}  "
+            f"{r.busbw_bytes_per_s / 1e9:>11.3f}"
+        )
     if sweep.link_bytes_per_s:
-        measured = (f", TCP check {sweep.link_measured_bytes_per_s / 1e9:.4f} GB/s"
-                    if sweep.link_measured_bytes_per_s else "")
-        lines.insert(1, f"# simulated hosts: link {sweep.topology.get('network_link')} = "
-                        f"{sweep.link_bytes_per_s / 1e9:.4f} GB/s per node and direction{measured}")
+        measured = (
+            f", TCP check {sweep.link_measured_bytes_per_s / 1e9:.4f} GB/s" if sweep.link_measured_bytes_per_s else ""
+        )
+        lines.insert(
+            1,
+            f"# simulated hosts: link {sweep.topology.get('network_link')} = "
+            f"{sweep.link_bytes_per_s / 1e9:.4f} GB/s per node and direction{measured}",
+        )
     inverse = 1 / sweep.fit.beta_s_per_byte / 1e9 if sweep.fit.beta_s_per_byte > 0 else float("inf")
-    lines.append(f"# fit T(S) = alpha + beta*S*2(n-1)/n: alpha = {sweep.fit.alpha_s * 1e6:.1f} us, "
-                 f"beta = {sweep.fit.beta_s_per_byte * 1e9:.4f} ns/B (1/beta = {inverse:.3f} GB/s)")
+    lines.append(
+        f"# fit T(S) = alpha + beta*S*2(n-1)/n: alpha = {sweep.fit.alpha_s * 1e6:.1f} us, "
+        f"beta = {sweep.fit.beta_s_per_byte * 1e9:.4f} ns/B (1/beta = {inverse:.3f} GB/s)"
+    )
     return "\n".join(lines)
 
 
@@ -156,12 +191,17 @@ def stored_fits(folder: Path) -> dict[tuple, AlphaBeta]:
     if not path.exists():
         return {}
     # sweeps stored before network_link existed ran over loopback: .get gives them None
-    return {tuple(sorted((k, r.get(k)) for k in TOPOLOGY_FIELDS)):
-            AlphaBeta(r["alpha_s"], r["beta_s_per_byte"], r["replicas"]) for r in read_records(path)}
+    return {
+        tuple(sorted((k, r.get(k)) for k in TOPOLOGY_FIELDS)): AlphaBeta(
+            r["alpha_s"], r["beta_s_per_byte"], r["replicas"]
+        )
+        for r in read_records(path)
+    }
 
 
-def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path,
-                     launcher: Launcher) -> tuple[dict[tuple, AlphaBeta], list[str]]:
+def sweep_topologies(
+    specs: tuple[RunSpec, ...], settings, folder: Path, launcher: Launcher
+) -> tuple[dict[tuple, AlphaBeta], list[str]]:
     """The suite's sweep once per topology of `specs`, reusing sweeps the folder already has (a resumed run).
     Returns the fits by topology key and the errors of sweeps that failed (reported, not fatal)."""
     fits, errors = stored_fits(folder), []
@@ -170,8 +210,13 @@ def sweep_topologies(specs: tuple[RunSpec, ...], settings, folder: Path,
         if key is None or key in fits:
             continue
         try:
-            sweep = run_sweep(sweep_spec(spec, sizes_between(settings.min_bytes, settings.max_bytes),
-                                         settings.iters, settings.warmup), folder, launcher)
+            sweep = run_sweep(
+                sweep_spec(
+                    spec, sizes_between(settings.min_bytes, settings.max_bytes), settings.iters, settings.warmup
+                ),
+                folder,
+                launcher,
+            )
         except TfscaleError as error:
             errors.append(str(error))
             continue

@@ -16,8 +16,23 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling
 
 ALPHA = 0.05
-MATCH_AXES = (m.DEVICE, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS, m.COLLECTIVE, m.NUM_PS, m.NODES,
-              m.DEVICES_PER_NODE, m.PARALLELISM, m.BATCH_SIZE, m.BATCH_POLICY, m.PRECISION, m.JIT, m.OPTIMIZER)
+MATCH_AXES = (
+    m.DEVICE,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.STRATEGY,
+    m.CROSS_DEVICE_OPS,
+    m.COLLECTIVE,
+    m.NUM_PS,
+    m.NODES,
+    m.DEVICES_PER_NODE,
+    m.PARALLELISM,
+    m.BATCH_SIZE,
+    m.BATCH_POLICY,
+    m.PRECISION,
+    m.JIT,
+    m.OPTIMIZER,
+)
 
 
 @dataclass(frozen=True)
@@ -80,23 +95,33 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
         test = mann_whitney(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
         change = after[m.THROUGHPUT_EXAMPLES_PER_S] / before[m.THROUGHPUT_EXAMPLES_PER_S] - 1.0
         significant = test.p_value < ALPHA
-        rows.append({
-            m.CONFIG_ID: after[m.CONFIG_ID], "matched_by": matched, m.MODEL: after[m.MODEL],
-            m.STRATEGY: after[m.STRATEGY], m.DEVICES: after[m.DEVICES],
-            "base_throughput": before[m.THROUGHPUT_EXAMPLES_PER_S], "new_throughput": after[m.THROUGHPUT_EXAMPLES_PER_S],
-            "throughput_change": change,
-            "base_efficiency": before[m.SCALING_EFFICIENCY], "new_efficiency": after[m.SCALING_EFFICIENCY],
-            "efficiency_change": after[m.SCALING_EFFICIENCY] - before[m.SCALING_EFFICIENCY],
-            "step_time_ratio": after[m.STEP_TIME_MEDIAN_S] / before[m.STEP_TIME_MEDIAN_S],
-            "mann_whitney_u": test.u, "p_value": test.p_value, "significant": significant,
-            "regression": significant and change < -threshold,
-            "improvement": significant and change > threshold,
-        })
+        rows.append(
+            {
+                m.CONFIG_ID: after[m.CONFIG_ID],
+                "matched_by": matched,
+                m.MODEL: after[m.MODEL],
+                m.STRATEGY: after[m.STRATEGY],
+                m.DEVICES: after[m.DEVICES],
+                "base_throughput": before[m.THROUGHPUT_EXAMPLES_PER_S],
+                "new_throughput": after[m.THROUGHPUT_EXAMPLES_PER_S],
+                "throughput_change": change,
+                "base_efficiency": before[m.SCALING_EFFICIENCY],
+                "new_efficiency": after[m.SCALING_EFFICIENCY],
+                "efficiency_change": after[m.SCALING_EFFICIENCY] - before[m.SCALING_EFFICIENCY],
+                "step_time_ratio": after[m.STEP_TIME_MEDIAN_S] / before[m.STEP_TIME_MEDIAN_S],
+                "mann_whitney_u": test.u,
+                "p_value": test.p_value,
+                "significant": significant,
+                "regression": significant and change < -threshold,
+                "improvement": significant and change > threshold,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
     """(key, base value, new value) for each flattened environment entry that differs (timestamps ignored)."""
+
     def flat(prefix: str, value) -> dict[str, str]:
         if isinstance(value, dict):
             out = {}

@@ -108,8 +108,9 @@ def fill_task(template: str, task_name: str) -> str:
     return template.replace(TASK_FIELD, task_name)
 
 
-def worker_argv(result_path: str | Path, mode: str = TRAIN, input_path: str | Path | None = None,
-                python: str | None = None) -> list[str]:
+def worker_argv(
+    result_path: str | Path, mode: str = TRAIN, input_path: str | Path | None = None, python: str | None = None
+) -> list[str]:
     """The worker's command line, the only place it is built. `input_path`: the spec file (TRAIN, COMMBENCH) or
     the list of user models (CHECK_MODELS); `result_path`: a path, or a template with TASK_FIELD."""
     argv = [python or sys.executable, "-m", "tfscale.worker"]

@@ -19,8 +19,19 @@ import psutil
 from tfscale import contract
 from tfscale.launch.processes import WorkerCallError, call_worker
 
-PACKAGES = ("tensorflow", "keras", "numpy", "pandas", "plotly", "click", "psutil", "nvidia-ml-py", "pydantic",
-            "PyYAML", "tfscale")
+PACKAGES = (
+    "tensorflow",
+    "keras",
+    "numpy",
+    "pandas",
+    "plotly",
+    "click",
+    "psutil",
+    "nvidia-ml-py",
+    "pydantic",
+    "PyYAML",
+    "tfscale",
+)
 
 
 def _cpu_model() -> str:
@@ -58,11 +69,21 @@ def nvml_info() -> dict[str, Any]:
         for i in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(i)
             memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
-            gpus.append({"index": i, "name": _text(pynvml.nvmlDeviceGetName(handle)),
-                         "memory_total_bytes": int(memory.total), "uuid": _text(pynvml.nvmlDeviceGetUUID(handle)),
-                         "nvlink": _nvlinks(pynvml, handle)})
-        return {"available": True, "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
-                "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(), "gpus": gpus}
+            gpus.append(
+                {
+                    "index": i,
+                    "name": _text(pynvml.nvmlDeviceGetName(handle)),
+                    "memory_total_bytes": int(memory.total),
+                    "uuid": _text(pynvml.nvmlDeviceGetUUID(handle)),
+                    "nvlink": _nvlinks(pynvml, handle),
+                }
+            )
+        return {
+            "available": True,
+            "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(),
+            "gpus": gpus,
+        }
     finally:
         pynvml.nvmlShutdown()
 

@@ -24,8 +24,12 @@ def stragglers(rank_medians: list[float], threshold: float = STRAGGLER_THRESHOLD
 
 def step_stats_columns(stats: StepStats) -> dict[str, Any]:
     return {
-        m.STEP_TIME_MEDIAN_S: stats.median, m.STEP_TIME_MEAN_S: stats.mean, m.STEP_TIME_P10_S: stats.p10,
-        m.STEP_TIME_P90_S: stats.p90, m.STEP_TIME_MAD_S: stats.mad, m.STEP_TIME_CI95_LOW_S: stats.ci95_low,
+        m.STEP_TIME_MEDIAN_S: stats.median,
+        m.STEP_TIME_MEAN_S: stats.mean,
+        m.STEP_TIME_P10_S: stats.p10,
+        m.STEP_TIME_P90_S: stats.p90,
+        m.STEP_TIME_MAD_S: stats.mad,
+        m.STEP_TIME_CI95_LOW_S: stats.ci95_low,
         m.STEP_TIME_CI95_HIGH_S: stats.ci95_high,
     }
 
@@ -41,26 +45,33 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
     slow = stragglers(rank_medians)
     merged = dict(parts[0])  # model facts (params, grad_bytes, timing method) are the same on every rank
     merged.update(step_stats_columns(StepStats.from_samples(samples)))
-    merged.update({
-        m.STEP_TIMES_S: samples,
-        m.FIRST_STEP_S: max(p[m.FIRST_STEP_S] for p in parts),
-        m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
-        m.THROUGHPUT_PER_REPLICA: sum(rank_throughput) / parts[0][m.REPLICAS],
-        m.PEAK_MEMORY_BYTES: max(p[m.PEAK_MEMORY_BYTES] for p in parts),
-        m.HOST_RSS_PEAK_BYTES: max(p[m.HOST_RSS_PEAK_BYTES] for p in parts),
-        m.RANK_THROUGHPUT: rank_throughput,
-        m.RANK_STEP_TIME_MEDIAN_S: rank_medians,
-        m.RANK_PEAK_MEMORY_BYTES: [p[m.PEAK_MEMORY_BYTES] for p in parts],
-        m.STRAGGLER: bool(slow),
-        m.STRAGGLER_RANKS: slow,
-        m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
-    })
+    merged.update(
+        {
+            m.STEP_TIMES_S: samples,
+            m.FIRST_STEP_S: max(p[m.FIRST_STEP_S] for p in parts),
+            m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
+            m.THROUGHPUT_PER_REPLICA: sum(rank_throughput) / parts[0][m.REPLICAS],
+            m.PEAK_MEMORY_BYTES: max(p[m.PEAK_MEMORY_BYTES] for p in parts),
+            m.HOST_RSS_PEAK_BYTES: max(p[m.HOST_RSS_PEAK_BYTES] for p in parts),
+            m.RANK_THROUGHPUT: rank_throughput,
+            m.RANK_STEP_TIME_MEDIAN_S: rank_medians,
+            m.RANK_PEAK_MEMORY_BYTES: [p[m.PEAK_MEMORY_BYTES] for p in parts],
+            m.STRAGGLER: bool(slow),
+            m.STRAGGLER_RANKS: slow,
+            m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
+        }
+    )
     if parts[0].get(m.COMPUTE_TIME_S) is not None:  # every rank timed its communication: the slowest counts
-        merged.update(comm_figures(
-            fused_s=merged[m.STEP_TIME_MEDIAN_S], compute_s=max(p[m.COMPUTE_TIME_S] for p in parts),
-            split_s=max(p[m.COMM_TIME_SPLIT_S] for p in parts),
-            isolated_s=max(p[m.COMM_TIME_ISOLATED_S] for p in parts), grad_bytes=parts[0][m.GRAD_BYTES],
-            replicas=parts[0][m.REPLICAS]))
+        merged.update(
+            comm_figures(
+                fused_s=merged[m.STEP_TIME_MEDIAN_S],
+                compute_s=max(p[m.COMPUTE_TIME_S] for p in parts),
+                split_s=max(p[m.COMM_TIME_SPLIT_S] for p in parts),
+                isolated_s=max(p[m.COMM_TIME_ISOLATED_S] for p in parts),
+                grad_bytes=parts[0][m.GRAD_BYTES],
+                replicas=parts[0][m.REPLICAS],
+            )
+        )
         merged[m.COMM_METHOD] = parts[0][m.COMM_METHOD] + "; merged: the slowest rank's median of each"
     return merged
 

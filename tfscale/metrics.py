@@ -8,7 +8,9 @@ derived columns in the second block; they are never stored in records.
 ALGBW_BYTES_PER_S = "algbw_bytes_per_s"  # bytes/s, grad_bytes / comm_time_isolated_s (nccl-tests algbw)
 BATCH_POLICY = "batch_policy"  # "weak": batch_size per replica; "strong": batch_size is the global batch
 BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy)
-BUBBLE_FRACTION = "bubble_fraction"  # pipeline: measured idle share of the stages, 1 - sum(stage busy) / (stages x step)
+BUBBLE_FRACTION = (
+    "bubble_fraction"  # pipeline: measured idle share of the stages, 1 - sum(stage busy) / (stages x step)
+)
 BUBBLE_FRACTION_THEORY = "bubble_fraction_theory"  # pipeline: GPipe idle share (S-1)/(M+S-1)
 BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack, 0 = TF's choice
@@ -24,7 +26,9 @@ COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer upda
 COMM_TIME_TRACE_S = "comm_time_trace_s"  # s per step, union of collective-op intervals in the profiler trace
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
-CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
+CROSS_DEVICE_OPS = (
+    "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
+)
 DEVICE = "device"  # suite device: cpu|gpu
 DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
@@ -64,7 +68,9 @@ OVERLAP_FRACTION_RAW = "overlap_fraction_raw"  # the same before clamping
 OVERLAP_OUT_OF_RANGE = "overlap_out_of_range"  # bool: the raw overlap fell outside [0, 1]
 PARALLELISM = "parallelism"  # data|pipeline|tensor|hybrid
 PARAMS = "params"  # count of model parameters (trainable and not)
-PARAM_BYTES_PER_DEVICE = "param_bytes_per_device"  # bytes, parameters held by the most loaded device (from placements / layouts)
+PARAM_BYTES_PER_DEVICE = (
+    "param_bytes_per_device"  # bytes, parameters held by the most loaded device (from placements / layouts)
+)
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
@@ -107,7 +113,9 @@ TIMED_STEPS = "timed_steps"  # steps inside the timed windows
 TIMING = "timing"
 TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the config itself still counts)
 TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
-TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler  # one sentence: how the step times were measured
+TRACE_STEPS = (
+    "trace_steps"  # extra, untimed steps run under the profiler  # one sentence: how the step times were measured
+)
 WARMUP_STEPS = "warmup_steps"  # untimed steps before the timed ones (the first one is first_step_s)
 WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window time / window_steps
 
@@ -122,23 +130,111 @@ STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 
 # Columns every record carries, in the order the summary table shows them.
 RECORD_COLUMNS = (
-    CONFIG_ID, SUITE, RUN_ID, STATUS, REASON, MODEL, MODEL_SIZE, STRATEGY, CROSS_DEVICE_OPS, COLLECTIVE,
-    BYTES_PER_PACK, NUM_PS, PARTITIONER, PARALLELISM, STAGES, MICRO_BATCHES, TENSOR_PARALLEL, NODES, NETWORK_LINK,
+    CONFIG_ID,
+    SUITE,
+    RUN_ID,
+    STATUS,
+    REASON,
+    MODEL,
+    MODEL_SIZE,
+    STRATEGY,
+    CROSS_DEVICE_OPS,
+    COLLECTIVE,
+    BYTES_PER_PACK,
+    NUM_PS,
+    PARTITIONER,
+    PARALLELISM,
+    STAGES,
+    MICRO_BATCHES,
+    TENSOR_PARALLEL,
+    NODES,
+    NETWORK_LINK,
     LINK_BYTES_PER_S,
-    LINK_MEASURED_BYTES_PER_S, LINK_CHECK_METHOD,
-    DEVICES_PER_NODE, DEVICES, REPLICAS, DEVICE, DEVICE_KIND, BATCH_SIZE, BATCH_POLICY, GLOBAL_BATCH_SIZE,
-    PRECISION, JIT, OPTIMIZER, SEED, PARAMS, GRAD_BYTES, WARMUP_STEPS, TIMED_STEPS, WINDOW_STEPS, FIRST_STEP_S,
-    STEP_TIME_MEDIAN_S, STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
-    STEP_TIME_CI95_HIGH_S, THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA, PEAK_MEMORY_BYTES, MEMORY_KIND,
-    HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT, RANK_STEP_TIME_MEDIAN_S, RANK_PEAK_MEMORY_BYTES, STRAGGLER,
-    STRAGGLER_RANKS, LAUNCHER, SLURM_JOB_ID, SLURM_STEP_ID, CLUSTER, PORT_RETRIES, COMPUTE_TIME_S, COMM_TIME_EXPOSED_S, COMM_TIME_SPLIT_S,
-    COMM_TIME_ISOLATED_S, COMM_TIME_MODEL_S, COMM_TIME_TRACE_S, COMM_TIME_PULL_S, COMM_TIME_PUSH_S, TRACE_PATH,
-    TRACE_STEPS, TRACE_ERROR, PARAM_BYTES_PER_DEVICE, STAGE_PARAM_BYTES, BUBBLE_FRACTION, BUBBLE_FRACTION_THEORY,
-    MODEL_PARALLEL_METHOD, ALGBW_BYTES_PER_S, BUSBW_BYTES_PER_S, OVERLAP_FRACTION,
-    OVERLAP_FRACTION_RAW, OVERLAP_OUT_OF_RANGE, COMM_METHOD, HOST_CPU_UTIL_MEAN, NET_BYTES_PER_S, GPU_UTIL_MEAN,
-    GPU_MEM_PEAK_BYTES, GPU_POWER_MEAN_W, GPU_TELEMETRY_NOTE, TELEMETRY_SAMPLES, TELEMETRY_WINDOW, TELEMETRY_PATH,
-    FINAL_LOSS, STEP_TIMES_S, TIMING, HOST, TF_VERSION, TFSCALE_VERSION, STARTED_AT,
-    FINISHED_AT, DURATION_S, LOG_PATH, LOG_TAIL, SCHEMA_VERSION,
+    LINK_MEASURED_BYTES_PER_S,
+    LINK_CHECK_METHOD,
+    DEVICES_PER_NODE,
+    DEVICES,
+    REPLICAS,
+    DEVICE,
+    DEVICE_KIND,
+    BATCH_SIZE,
+    BATCH_POLICY,
+    GLOBAL_BATCH_SIZE,
+    PRECISION,
+    JIT,
+    OPTIMIZER,
+    SEED,
+    PARAMS,
+    GRAD_BYTES,
+    WARMUP_STEPS,
+    TIMED_STEPS,
+    WINDOW_STEPS,
+    FIRST_STEP_S,
+    STEP_TIME_MEDIAN_S,
+    STEP_TIME_MEAN_S,
+    STEP_TIME_P10_S,
+    STEP_TIME_P90_S,
+    STEP_TIME_MAD_S,
+    STEP_TIME_CI95_LOW_S,
+    STEP_TIME_CI95_HIGH_S,
+    THROUGHPUT_EXAMPLES_PER_S,
+    THROUGHPUT_PER_REPLICA,
+    PEAK_MEMORY_BYTES,
+    MEMORY_KIND,
+    HOST_RSS_PEAK_BYTES,
+    RANK_THROUGHPUT,
+    RANK_STEP_TIME_MEDIAN_S,
+    RANK_PEAK_MEMORY_BYTES,
+    STRAGGLER,
+    STRAGGLER_RANKS,
+    LAUNCHER,
+    SLURM_JOB_ID,
+    SLURM_STEP_ID,
+    CLUSTER,
+    PORT_RETRIES,
+    COMPUTE_TIME_S,
+    COMM_TIME_EXPOSED_S,
+    COMM_TIME_SPLIT_S,
+    COMM_TIME_ISOLATED_S,
+    COMM_TIME_MODEL_S,
+    COMM_TIME_TRACE_S,
+    COMM_TIME_PULL_S,
+    COMM_TIME_PUSH_S,
+    TRACE_PATH,
+    TRACE_STEPS,
+    TRACE_ERROR,
+    PARAM_BYTES_PER_DEVICE,
+    STAGE_PARAM_BYTES,
+    BUBBLE_FRACTION,
+    BUBBLE_FRACTION_THEORY,
+    MODEL_PARALLEL_METHOD,
+    ALGBW_BYTES_PER_S,
+    BUSBW_BYTES_PER_S,
+    OVERLAP_FRACTION,
+    OVERLAP_FRACTION_RAW,
+    OVERLAP_OUT_OF_RANGE,
+    COMM_METHOD,
+    HOST_CPU_UTIL_MEAN,
+    NET_BYTES_PER_S,
+    GPU_UTIL_MEAN,
+    GPU_MEM_PEAK_BYTES,
+    GPU_POWER_MEAN_W,
+    GPU_TELEMETRY_NOTE,
+    TELEMETRY_SAMPLES,
+    TELEMETRY_WINDOW,
+    TELEMETRY_PATH,
+    FINAL_LOSS,
+    STEP_TIMES_S,
+    TIMING,
+    HOST,
+    TF_VERSION,
+    TFSCALE_VERSION,
+    STARTED_AT,
+    FINISHED_AT,
+    DURATION_S,
+    LOG_PATH,
+    LOG_TAIL,
+    SCHEMA_VERSION,
 )
 
 STATUS_OK = "ok"

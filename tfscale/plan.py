@@ -123,28 +123,35 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     if strategy.exactly_one_device and config["devices_per_node"] != 1:
         raise SuiteError(
             f"{name} with devices_per_node={config['devices_per_node']}: {strategy.tf_name} runs on exactly one "
-            f"device; add `exclude: [{{strategy: {strategy.name}, devices_per_node: [...]}}]`")
+            f"device; add `exclude: [{{strategy: {strategy.name}, devices_per_node: [...]}}]`"
+        )
     if config["nodes"] > 1 and not strategy.cluster:
-        raise SuiteError(f"{name} with nodes={config['nodes']}: {strategy.tf_name} runs on one node; "
-                         "use multi_worker_mirrored or parameter_server for several nodes")
+        raise SuiteError(
+            f"{name} with nodes={config['nodes']}: {strategy.tf_name} runs on one node; "
+            "use multi_worker_mirrored or parameter_server for several nodes"
+        )
     if strategy.one_replica_per_cpu_worker and suite.device == "cpu" and config["devices_per_node"] != 1:
-        raise SuiteError(f"{name} with devices_per_node={config['devices_per_node']}: on device: cpu TensorFlow "
-                         f"gives each {strategy.tf_name} worker exactly one replica (CPU:0) whatever its logical "
-                         "devices; use devices_per_node: 1 and more nodes")
+        raise SuiteError(
+            f"{name} with devices_per_node={config['devices_per_node']}: on device: cpu TensorFlow "
+            f"gives each {strategy.tf_name} worker exactly one replica (CPU:0) whatever its logical "
+            "devices; use devices_per_node: 1 and more nodes"
+        )
     if suite.device == "cpu" and "nccl" in (config["cross_device_ops"], config["collective"]):
         axis = "cross_device_ops" if config["cross_device_ops"] == "nccl" else "collective"
-        raise SuiteError(f"{name}: {axis}=nccl has no CPU kernel (device: cpu); "
-                         + ("use hierarchical_copy or reduction_to_one_device" if axis == "cross_device_ops"
-                            else "use ring or auto"))
+        raise SuiteError(
+            f"{name}: {axis}=nccl has no CPU kernel (device: cpu); "
+            + ("use hierarchical_copy or reduction_to_one_device" if axis == "cross_device_ops" else "use ring or auto")
+        )
     if config["partitioner"] == "fixed_shards" and config["num_ps"] == 1:
         raise SuiteError(f"{name}: partitioner=fixed_shards shards over num_ps servers; with num_ps=1 use none")
     if config["steps"] % config["window_steps"]:
-        raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps="
-                         f"{config['window_steps']}")
+        raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps={config['window_steps']}")
     replicas = replicas_of(config["strategy"], config["nodes"], config["devices_per_node"])
     if config["batch_policy"] == "strong" and config["batch_size"] % replicas:
-        raise SuiteError(f"{name}: batch_size={config['batch_size']} (strong scaling: global) does not divide "
-                         f"over {replicas} replicas")
+        raise SuiteError(
+            f"{name}: batch_size={config['batch_size']} (strong scaling: global) does not divide "
+            f"over {replicas} replicas"
+        )
 
 
 def _check_model_parallel(config: dict[str, Any], suite: Suite, where: str) -> None:
@@ -152,14 +159,16 @@ def _check_model_parallel(config: dict[str, Any], suite: Suite, where: str) -> N
     name = f"{suite.path}: {where}: {model}/{mode}"
     supported = PARALLELISMS[mode].models
     if supported is not None and model not in supported:
-        raise SuiteError(f"{name}: parallelism={mode} supports the zoo models {', '.join(supported)} only "
-                         f"(it needs to know where to cut or shard the model); use parallelism=data for {model}")
+        raise SuiteError(
+            f"{name}: parallelism={mode} supports the zoo models {', '.join(supported)} only "
+            f"(it needs to know where to cut or shard the model); use parallelism=data for {model}"
+        )
     if config["nodes"] != 1:
-        raise SuiteError(f"{name} with nodes={config['nodes']}: model-parallel modes run in one process on one "
-                         "node; use nodes: 1")
+        raise SuiteError(
+            f"{name} with nodes={config['nodes']}: model-parallel modes run in one process on one node; use nodes: 1"
+        )
     if config["precision"] != "float32" or config["jit"]:
-        raise SuiteError(f"{name}: model-parallel modes run in float32 without jit; set precision: float32, "
-                         "jit: false")
+        raise SuiteError(f"{name}: model-parallel modes run in float32 without jit; set precision: float32, jit: false")
     devices = config["devices_per_node"]
     batch = config["batch_size"] if config["batch_policy"] == "strong" else None
     if mode == "pipeline":
@@ -167,8 +176,10 @@ def _check_model_parallel(config: dict[str, Any], suite: Suite, where: str) -> N
         if stages > devices:
             raise SuiteError(f"{name}: stages={stages} needs as many devices; devices_per_node={devices}")
         if stages > pipeline_segments(model, size):
-            raise SuiteError(f"{name}: stages={stages} but {model}/{size} has only {pipeline_segments(model, size)} "
-                             "layers to cut between; use fewer stages or a larger model_size")
+            raise SuiteError(
+                f"{name}: stages={stages} but {model}/{size} has only {pipeline_segments(model, size)} "
+                "layers to cut between; use fewer stages or a larger model_size"
+            )
         global_batch = batch or config["batch_size"]
         if global_batch % micro:
             raise SuiteError(f"{name}: global batch {global_batch} does not divide into micro_batches={micro}")
@@ -181,12 +192,15 @@ def _check_model_parallel(config: dict[str, Any], suite: Suite, where: str) -> N
     if problem:
         raise SuiteError(f"{name}: cannot shard {model}/{size} over tensor_parallel={tp}: {problem}")
     if config["optimizer"] != "sgd":
-        raise SuiteError(f"{name}: tensor and hybrid parallelism update DTensor weights with tfscale's own SGD "
-                         "(Keras optimizers make non-DTensor slots); use optimizer: sgd")
+        raise SuiteError(
+            f"{name}: tensor and hybrid parallelism update DTensor weights with tfscale's own SGD "
+            "(Keras optimizers make non-DTensor slots); use optimizer: sgd"
+        )
     replicas = devices // tp
     if batch is not None and batch % replicas:
-        raise SuiteError(f"{name}: batch_size={batch} (strong scaling: global) does not divide over {replicas} "
-                         "data-parallel copies")
+        raise SuiteError(
+            f"{name}: batch_size={batch} (strong scaling: global) does not divide over {replicas} data-parallel copies"
+        )
 
 
 def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
@@ -215,14 +229,22 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     """The plan as table rows, in the columns `tfscale plan` prints."""
     return [
         {
-            "config_id": s.config_id, "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
-            "strategy": (s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else "")
-                         if s.strategy else s.mode_label),
-            "nodes": s.nodes, "dev/node": s.devices_per_node, "replicas": s.replicas,
+            "config_id": s.config_id,
+            "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
+            "strategy": (
+                s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else "") if s.strategy else s.mode_label
+            ),
+            "nodes": s.nodes,
+            "dev/node": s.devices_per_node,
+            "replicas": s.replicas,
             "link": s.network_link or "",
-            "batch": f"{s.batch_size} {s.batch_policy}", "global": s.global_batch_size,
-            "precision": s.precision, "jit": "on" if s.jit else "off", "opt": s.optimizer,
-            "steps": f"{s.warmup_steps}+{s.steps}", "timeout_s": f"{s.timeout_s:g}",
+            "batch": f"{s.batch_size} {s.batch_policy}",
+            "global": s.global_batch_size,
+            "precision": s.precision,
+            "jit": "on" if s.jit else "off",
+            "opt": s.optimizer,
+            "steps": f"{s.warmup_steps}+{s.steps}",
+            "timeout_s": f"{s.timeout_s:g}",
         }
         for s in plan.specs
     ]

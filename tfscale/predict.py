@@ -1,11 +1,12 @@
 """Predict step time, throughput and efficiency at device counts that were not run. Pure (pandas, no TF).
 
-Model, per workload, strategy and link (simulated hosts) of a sweep: step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is
-fitted by least squares to the compute-only step measured at each N and the 1-device baseline's median step T1 at
-N = 1, linear in N for weak scaling (replicas sharing cores slow each other down; on separate devices the slope
-comes out near 0) and in 1/N for strong scaling; with T1 alone it is T1 (weak) or T1 / N (strong). alpha and beta
-are fitted to the exposed communication measured at each N (zero at N = 1); S is the gradient bytes. It assumes the
-overlap stays what it was. Validation: hold out the largest measured N, fit on the others, and compare.
+Model, per workload, strategy and link (simulated hosts) of a sweep:
+step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is fitted by least squares to the compute-only step
+measured at each N and the 1-device baseline's median step T1 at N = 1, linear in N for weak scaling (replicas
+sharing cores slow each other down; on separate devices the slope comes out near 0) and in 1/N for strong scaling;
+with T1 alone it is T1 (weak) or T1 / N (strong). alpha and beta are fitted to the exposed communication measured at
+each N (zero at N = 1); S is the gradient bytes. It assumes the overlap stays what it was. Validation: hold out the
+largest measured N, fit on the others, and compare.
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ def _groups(frame: pd.DataFrame):
     row, 1-device median step, multi-device rows with exposed communication)."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
     steps = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
-    links = pd.Series([link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))],
-                      index=ok.index)
-    for (_, strategy, _), group in ok.groupby([ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1),
-                                               m.STRATEGY, links]):
+    links = pd.Series(
+        [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
+    )
+    for (_, strategy, _), group in ok.groupby(
+        [ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1), m.STRATEGY, links]
+    ):
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)
         if multi.empty:
             continue
@@ -66,14 +69,21 @@ def _predict(first: pd.Series, t1: float, points: pd.DataFrame, n: int) -> dict:
     if measured.empty:
         compute = t1 / n if strong else t1
     else:
-        a, b = fit_line([basis(1)] + [basis(int(d)) for d in measured[m.DEVICES]],
-                        [t1] + [float(c) for c in measured[m.COMPUTE_TIME_S]])
+        a, b = fit_line(
+            [basis(1)] + [basis(int(d)) for d in measured[m.DEVICES]],
+            [t1] + [float(c) for c in measured[m.COMPUTE_TIME_S]],
+        )
         compute = a + b * basis(n)
     step = compute + (alpha + beta * size * bus_factor(n) if n > 1 else 0.0)
     global_batch = int(first[m.BATCH_SIZE]) * (1 if strong else n)
     efficiency = t1 / (n * step) if strong else (global_batch / step) / (n * (int(first[m.BATCH_SIZE]) / t1))
-    return {"alpha_s": alpha, "beta_s_per_byte": beta, "predicted_step_s": step,
-            "predicted_throughput": global_batch / step, "predicted_efficiency": efficiency}
+    return {
+        "alpha_s": alpha,
+        "beta_s_per_byte": beta,
+        "predicted_step_s": step,
+        "predicted_throughput": global_batch / step,
+        "predicted_efficiency": efficiency,
+    }
 
 
 def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
@@ -82,10 +92,18 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     rows = []
     for strategy, first, t1, multi in _groups(frame):
         for n in devices:
-            rows.append({m.MODEL: first[m.MODEL], m.MODEL_SIZE: first[m.MODEL_SIZE], m.STRATEGY: strategy,
-                         m.NETWORK_LINK: link_of(first), m.SCALING: first[m.SCALING], m.DEVICES: n,
-                         "fitted_on": list(multi[m.DEVICES]),
-                         **_predict(first, t1, multi, n)})
+            rows.append(
+                {
+                    m.MODEL: first[m.MODEL],
+                    m.MODEL_SIZE: first[m.MODEL_SIZE],
+                    m.STRATEGY: strategy,
+                    m.NETWORK_LINK: link_of(first),
+                    m.SCALING: first[m.SCALING],
+                    m.DEVICES: n,
+                    "fitted_on": list(multi[m.DEVICES]),
+                    **_predict(first, t1, multi, n),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -98,9 +116,16 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
         guess = _predict(first, t1, rest, int(held[m.DEVICES]))
-        rows.append({m.MODEL: first[m.MODEL], m.STRATEGY: strategy, m.NETWORK_LINK: link_of(first),
-                     m.DEVICES: int(held[m.DEVICES]),
-                     "fitted_on": list(rest[m.DEVICES]), "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
-                     "predicted_step_s": guess["predicted_step_s"],
-                     "error": guess["predicted_step_s"] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0})
+        rows.append(
+            {
+                m.MODEL: first[m.MODEL],
+                m.STRATEGY: strategy,
+                m.NETWORK_LINK: link_of(first),
+                m.DEVICES: int(held[m.DEVICES]),
+                "fitted_on": list(rest[m.DEVICES]),
+                "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
+                "predicted_step_s": guess["predicted_step_s"],
+                "error": guess["predicted_step_s"] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0,
+            }
+        )
     return pd.DataFrame(rows)

@@ -75,11 +75,17 @@ def base_record(spec: RunSpec, run_id: str) -> dict[str, Any]:
     """The record columns known before the worker runs (the plan's view of the config)."""
     record: dict[str, Any] = dict.fromkeys(m.RECORD_COLUMNS)  # every column, null until measured
     record.update({name: getattr(spec, name) for name in SPEC_FIELDS})
-    record.update({
-        m.RUN_ID: run_id, m.DEVICES: spec.devices, m.REPLICAS: spec.replicas, m.DEVICE_KIND: spec.device_kind,
-        m.GLOBAL_BATCH_SIZE: spec.global_batch_size, m.TFSCALE_VERSION: __version__,
-        m.LINK_BYTES_PER_S: spec.link_bytes_per_s,
-    })
+    record.update(
+        {
+            m.RUN_ID: run_id,
+            m.DEVICES: spec.devices,
+            m.REPLICAS: spec.replicas,
+            m.DEVICE_KIND: spec.device_kind,
+            m.GLOBAL_BATCH_SIZE: spec.global_batch_size,
+            m.TFSCALE_VERSION: __version__,
+            m.LINK_BYTES_PER_S: spec.link_bytes_per_s,
+        }
+    )
     record.pop(m.SCHEMA_VERSION)  # the store stamps it
     return record
 
@@ -152,9 +158,15 @@ def pending_specs(plan: Plan, folder: Path, rerun_failed: bool) -> Pending:
     return Pending(todo, len(planned & set(statuses)) - len(retry), len(retry))
 
 
-def run_plan(plan: Plan, results_dir: str | Path, run_id: str, env: dict[str, Any] | None = None,
-             on_record: Callable[[int, dict[str, Any]], None] | None = None, pending: Pending | None = None,
-             launcher: Launcher | None = None) -> RunResult:
+def run_plan(
+    plan: Plan,
+    results_dir: str | Path,
+    run_id: str,
+    env: dict[str, Any] | None = None,
+    on_record: Callable[[int, dict[str, Any]], None] | None = None,
+    pending: Pending | None = None,
+    launcher: Launcher | None = None,
+) -> RunResult:
     """Run the plan's configs (or only `pending` ones) in order through `launcher` (default: local), appending each
     record to records.jsonl; the suite's all-reduce sweeps (commbench) first, through the same launcher."""
     launcher = launcher or LocalLauncher()

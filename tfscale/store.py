@@ -37,10 +37,22 @@ LOGS_DIR = "logs"
 WORK_DIR = "work"  # specs, result parts and progress files of the running job; emptied as each ends
 
 
-
-NEW_IN_2 = ("network_link", "link_bytes_per_s", "link_measured_bytes_per_s", "link_check_method", "slurm_job_id",
-            "slurm_step_id", "stages", "micro_batches", "tensor_parallel", "param_bytes_per_device",
-            "stage_param_bytes", "bubble_fraction", "bubble_fraction_theory", "model_parallel_method")
+NEW_IN_2 = (
+    "network_link",
+    "link_bytes_per_s",
+    "link_measured_bytes_per_s",
+    "link_check_method",
+    "slurm_job_id",
+    "slurm_step_id",
+    "stages",
+    "micro_batches",
+    "tensor_parallel",
+    "param_bytes_per_device",
+    "stage_param_bytes",
+    "bubble_fraction",
+    "bubble_fraction_theory",
+    "model_parallel_method",
+)
 
 
 def update_to_2(record: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +146,10 @@ def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
     if not isinstance(version, int) or version < 1:
         raise ResultsError(f"{source}: not a tfscale record (no valid {SCHEMA_KEY})")
     if version > SCHEMA_VERSION:
-        raise ResultsError(f"{source}: record schema_version {version} is newer than this tfscale reads "
-                           f"({SCHEMA_VERSION}); upgrade tfscale")
+        raise ResultsError(
+            f"{source}: record schema_version {version} is newer than this tfscale reads "
+            f"({SCHEMA_VERSION}); upgrade tfscale"
+        )
     while version < SCHEMA_VERSION:
         version += 1
         record = MIGRATIONS[version](record)
@@ -153,8 +167,9 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                warnings.warn(f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning, stacklevel=2
+                )
                 continue
             if not isinstance(record, dict):
                 raise ResultsError(f"{path}:{number}: not a tfscale record (a JSON object per line)")

@@ -118,8 +118,10 @@ def _apply_network(suite: Suite, source: str) -> None:
             except ValidationError as e:
                 raise SuiteError(f"{source}: include[{i}].network.{_pydantic_line(e)}") from None
             if option is None or isinstance(option.link, list):
-                raise SuiteError(f"{source}: include[{i}].network: give {{simulate: true, link: RATE}} with one "
-                                 "rate (a list of rates belongs in the suite's `network` or in matrix.network_link)")
+                raise SuiteError(
+                    f"{source}: include[{i}].network: give {{simulate: true, link: RATE}} with one "
+                    "rate (a list of rates belongs in the suite's `network` or in matrix.network_link)"
+                )
             entry["network_link"] = option.link if option.simulate else None
     if suite.network is None or not suite.network.simulate:
         return
@@ -142,7 +144,7 @@ def _pydantic_line(e: ValidationError) -> str:
     if err["type"] == "missing":
         return f"{loc}: required key is missing"
     if err["type"] == "string_pattern_mismatch" and loc.endswith("entry"):
-        return f"{loc}: must be \"module:function\", got {err['input']!r}"
+        return f'{loc}: must be "module:function", got {err["input"]!r}'
     return f"{loc}: {err['msg']} (got {err['input']!r})"
 
 
@@ -189,8 +191,10 @@ def check_value(where: str, key: str, value: Any, models: tuple[str, ...], sourc
         raise SuiteError(f"{source}: {where}: expected {axis.kind.__name__}, got {value!r}")
     if key == "model":
         if value not in models:
-            raise SuiteError(f"{source}: {where}: unknown model {value!r}; allowed: {', '.join(models)} "
-                             "(user models are declared under `models`)")
+            raise SuiteError(
+                f"{source}: {where}: unknown model {value!r}; allowed: {', '.join(models)} "
+                "(user models are declared under `models`)"
+            )
         return
     if key == "network_link":
         try:

@@ -21,9 +21,21 @@ import psutil
 
 from tfscale import metrics as m
 
-COLUMNS = ("t_s", "phase", "host_cpu_percent", "workers_rss_bytes", "net_bytes_sent", "net_bytes_recv", "gpu",
-           "gpu_util_percent", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "pcie_tx_bytes_per_s",
-           "pcie_rx_bytes_per_s")
+COLUMNS = (
+    "t_s",
+    "phase",
+    "host_cpu_percent",
+    "workers_rss_bytes",
+    "net_bytes_sent",
+    "net_bytes_recv",
+    "gpu",
+    "gpu_util_percent",
+    "gpu_mem_used_bytes",
+    "gpu_power_w",
+    "gpu_sm_clock_mhz",
+    "pcie_tx_bytes_per_s",
+    "pcie_rx_bytes_per_s",
+)
 
 
 class Nvml:
@@ -55,12 +67,15 @@ class Nvml:
             row["gpu_mem_used_bytes"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetMemoryInfo(h).used)
             row["gpu_power_w"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetPowerUsage(h) / 1000.0)
             row["gpu_sm_clock_mhz"] = self._try(
-                lambda h=handle: self.nvml.nvmlDeviceGetClockInfo(h, self.nvml.NVML_CLOCK_SM))
+                lambda h=handle: self.nvml.nvmlDeviceGetClockInfo(h, self.nvml.NVML_CLOCK_SM)
+            )
             # NVML reports PCIe throughput in KB/s over a 20 ms window; None where the device does not say
-            row["pcie_tx_bytes_per_s"] = self._try(lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(
-                h, self.nvml.NVML_PCIE_UTIL_TX_BYTES))
-            row["pcie_rx_bytes_per_s"] = self._try(lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(
-                h, self.nvml.NVML_PCIE_UTIL_RX_BYTES))
+            row["pcie_tx_bytes_per_s"] = self._try(
+                lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_TX_BYTES)
+            )
+            row["pcie_rx_bytes_per_s"] = self._try(
+                lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_RX_BYTES)
+            )
             rows.append(row)
         return rows
 
@@ -132,10 +147,14 @@ class Sampler:
         try:
             while not self._stop.wait(1.0 / self.hz):
                 net = psutil.net_io_counters()
-                host = {"t_s": time.monotonic() - start, "phase": self.phase(),
-                        "host_cpu_percent": psutil.cpu_percent(interval=None),
-                        "workers_rss_bytes": trees.rss(), "net_bytes_sent": net.bytes_sent,
-                        "net_bytes_recv": net.bytes_recv}
+                host = {
+                    "t_s": time.monotonic() - start,
+                    "phase": self.phase(),
+                    "host_cpu_percent": psutil.cpu_percent(interval=None),
+                    "workers_rss_bytes": trees.rss(),
+                    "net_bytes_sent": net.bytes_sent,
+                    "net_bytes_recv": net.bytes_recv,
+                }
                 gpus = nvml.read() if nvml.available else [{}]
                 self.rows += [{**host, **gpu} for gpu in gpus]
         finally:
@@ -164,13 +183,20 @@ def summarise(rows: list[dict[str, Any]], gpu_note: str) -> dict[str, Any]:
         timed = [r for r in rows if r.get("phase") not in ("", None, "strategy ready")]
         window = "whole run after the model was built (timed steps shorter than the sampling interval)"
     if not timed:
-        return {m.TELEMETRY_SAMPLES: len(rows), m.GPU_TELEMETRY_NOTE: gpu_note or None,
-                m.TELEMETRY_WINDOW: "no sample after the model was built"}
+        return {
+            m.TELEMETRY_SAMPLES: len(rows),
+            m.GPU_TELEMETRY_NOTE: gpu_note or None,
+            m.TELEMETRY_WINDOW: "no sample after the model was built",
+        }
     hosts = {r["t_s"]: r for r in timed}  # one host reading per time stamp (rows repeat it per GPU)
     ordered = [hosts[t] for t in sorted(hosts)]
     span = ordered[-1]["t_s"] - ordered[0]["t_s"]
-    moved = (ordered[-1]["net_bytes_sent"] + ordered[-1]["net_bytes_recv"]
-             - ordered[0]["net_bytes_sent"] - ordered[0]["net_bytes_recv"])
+    moved = (
+        ordered[-1]["net_bytes_sent"]
+        + ordered[-1]["net_bytes_recv"]
+        - ordered[0]["net_bytes_sent"]
+        - ordered[0]["net_bytes_recv"]
+    )
     gpu = [r for r in timed if r.get("gpu") not in (None, "")]
     util = [r["gpu_util_percent"] for r in gpu if r.get("gpu_util_percent") is not None]
     memory = [r["gpu_mem_used_bytes"] for r in gpu if r.get("gpu_mem_used_bytes") is not None]

@@ -47,16 +47,22 @@ def main() -> int:
                     print(f"  {row.size_bytes >> 20:>4d} MiB  busbw {row.busbw_bytes_per_s / 1e6:8.1f} MB/s")
                 continue
             rate, check = sweep.link_bytes_per_s, sweep.link_measured_bytes_per_s
-            print(f"{link} ({rate / 1e6:.1f} MB/s per node and direction), {args.nodes} simulated hosts: "
-                  f"TCP check {check / 1e6:.2f} MB/s = {check / rate:.3f} x link")
+            print(
+                f"{link} ({rate / 1e6:.1f} MB/s per node and direction), {args.nodes} simulated hosts: "
+                f"TCP check {check / 1e6:.2f} MB/s = {check / rate:.3f} x link"
+            )
             for row in sweep.rows:
                 fraction, agreement = row.busbw_bytes_per_s / rate, row.busbw_bytes_per_s / check - 1
                 ok = fraction >= TARGET_FRACTION and abs(agreement) <= TARGET_AGREEMENT
                 met &= ok
-                print(f"  {row.size_bytes >> 20:>4d} MiB  busbw {row.busbw_bytes_per_s / 1e6:8.2f} MB/s = "
-                      f"{fraction:.3f} x link, {agreement:+.1%} vs TCP check  {'ok' if ok else 'below target'}")
-    print(f"target (busbw >= {TARGET_FRACTION} x link, within {TARGET_AGREEMENT:.0%} of TCP): "
-          + ("met" if met else "not met for every link and size"))
+                print(
+                    f"  {row.size_bytes >> 20:>4d} MiB  busbw {row.busbw_bytes_per_s / 1e6:8.2f} MB/s = "
+                    f"{fraction:.3f} x link, {agreement:+.1%} vs TCP check  {'ok' if ok else 'below target'}"
+                )
+    print(
+        f"target (busbw >= {TARGET_FRACTION} x link, within {TARGET_AGREEMENT:.0%} of TCP): "
+        + ("met" if met else "not met for every link and size")
+    )
     return 0
 
 

@@ -37,8 +37,10 @@ def main() -> int:
         output = write_report([run], Path(tmp) / "report.html")
         seconds = time.perf_counter() - start
         size = output.stat().st_size
-    print(f"{args.records} records: report written in {seconds:.2f} s (target < 5 s), "
-          f"{size / 2**20:.1f} MiB (target < 5 MB)")
+    print(
+        f"{args.records} records: report written in {seconds:.2f} s (target < 5 s), "
+        f"{size / 2**20:.1f} MiB (target < 5 MB)"
+    )
     return 0
 
 

@@ -46,8 +46,9 @@ def tfscale_runner(strategy, workload, optimizer, global_batch, steps):
     iterator = iter(strategy.experimental_distribute_dataset(synthetic_dataset(workload, global_batch, 0)))
     sync, how = host_sync("cpu")
     gradients = make_gradients(workload, global_batch, jit=False)
-    step = build_train_step(strategy, make_replica_step(gradients, optimizer, workload.model.trainable_variables),
-                            iterator)
+    step = build_train_step(
+        strategy, make_replica_step(gradients, optimizer, workload.model.trainable_variables), iterator
+    )
 
     def run() -> float:
         loop = run_timed_loop(step, warmup_steps=1, steps=steps, window_steps=1, sync=sync, how=how)
@@ -121,14 +122,18 @@ def main() -> int:
     devices = setup_devices("cpu", args.devices)
     strategy = tf.distribute.MirroredStrategy(devices)
     global_batch = args.batch * strategy.num_replicas_in_sync
-    runners = {name: build(strategy, *make(strategy, args.model, args.size, seed=1), global_batch, args.steps)
-               for name, build in (("tfscale", tfscale_runner), ("bare", bare_runner), ("fit", fit_runner))}
+    runners = {
+        name: build(strategy, *make(strategy, args.model, args.size, seed=1), global_batch, args.steps)
+        for name, build in (("tfscale", tfscale_runner), ("bare", bare_runner), ("fit", fit_runner))
+    }
     for run in runners.values():  # trace and warm every contender before the first round
         run()
 
     results = {name: [] for name in runners}
-    print(f"{args.model}/{args.size}, MirroredStrategy over {args.devices} logical CPU devices, global batch "
-          f"{global_batch}, {args.steps} steps x {args.rounds} rounds (examples/s, median step per round)")
+    print(
+        f"{args.model}/{args.size}, MirroredStrategy over {args.devices} logical CPU devices, global batch "
+        f"{global_batch}, {args.steps} steps x {args.rounds} rounds (examples/s, median step per round)"
+    )
     for round_index in range(args.rounds):
         order = list(runners) if round_index % 2 == 0 else list(reversed(runners))  # alternate who goes first
         for name in order:
@@ -137,8 +142,10 @@ def main() -> int:
 
     for other, target in (("bare", 0.99), ("fit", 1.05)):
         ratios = sorted(t / o for t, o in zip(results["tfscale"], results[other], strict=True))
-        print(f"tfscale/{other}: median of per-round ratios {statistics.median(ratios):.3f} "
-              f"(rounds range {ratios[0]:.3f}-{ratios[-1]:.3f}; target >= {target})")
+        print(
+            f"tfscale/{other}: median of per-round ratios {statistics.median(ratios):.3f} "
+            f"(rounds range {ratios[0]:.3f}-{ratios[-1]:.3f}; target >= {target})"
+        )
     return 0
 
 

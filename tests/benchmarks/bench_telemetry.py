@@ -50,8 +50,10 @@ def main() -> int:
     parser.add_argument("--hz", type=float, default=10.0)
     args = parser.parse_args()
     spec = expand(parse_suite(SUITE, "bench")).specs[0]
-    variants = {"sampler": dataclasses.replace(spec, telemetry_hz=args.hz),
-                "off": dataclasses.replace(spec, telemetry_hz=0.0)}
+    variants = {
+        "sampler": dataclasses.replace(spec, telemetry_hz=args.hz),
+        "off": dataclasses.replace(spec, telemetry_hz=0.0),
+    }
     medians: dict[str, list[float]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(args.rounds):
@@ -63,9 +65,11 @@ def main() -> int:
     ratios = sorted(s / o for s, o in zip(medians["sampler"], medians["off"], strict=True))
     cost = sample_cpu_s()
     print(f"sampler CPU per sample {cost * 1e3:.3f} ms: at {args.hz:g} Hz {cost * args.hz * 100:.2f} % of one core")
-    print(f"step time with sampler / without: median of per-round ratios {statistics.median(ratios):.4f} "
-          f"(range {ratios[0]:.4f}-{ratios[-1]:.4f}; target < 1.01) for {spec.model}/{spec.model_size} "
-          f"mirrored x2, {args.hz:g} Hz")
+    print(
+        f"step time with sampler / without: median of per-round ratios {statistics.median(ratios):.4f} "
+        f"(range {ratios[0]:.4f}-{ratios[-1]:.4f}; target < 1.01) for {spec.model}/{spec.model_size} "
+        f"mirrored x2, {args.hz:g} Hz"
+    )
     return 0
 
 

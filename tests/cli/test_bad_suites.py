@@ -40,15 +40,20 @@ CASES = [
     (BASE + "models: {m: {entry: nocolon}}\n", "models.m.entry", 'must be "module:function"'),
     (BASE + "models: {m: {entry: 'a:b', extra: 1}}\n", "models.m.extra", "unknown key"),
     (BASE + "commbench: {max_bytes: 1}\n", "commbench.max_bytes", "greater than or equal"),
-    ("name: s\nmatrix: {strategy: [one_device], devices_per_node: [2]}\n", "devices_per_node=2",
-     "exactly one device"),
-    ("name: s\nmatrix: {strategy: [mirrored], cross_device_ops: [nccl]}\n", "cross_device_ops=nccl",
-     "no CPU kernel"),
-    ("name: s\nmatrix: {strategy: [multi_worker_mirrored], devices_per_node: [2]}\n", "devices_per_node=2",
-     "exactly one replica"),
+    ("name: s\nmatrix: {strategy: [one_device], devices_per_node: [2]}\n", "devices_per_node=2", "exactly one device"),
+    ("name: s\nmatrix: {strategy: [mirrored], cross_device_ops: [nccl]}\n", "cross_device_ops=nccl", "no CPU kernel"),
+    (
+        "name: s\nmatrix: {strategy: [multi_worker_mirrored], devices_per_node: [2]}\n",
+        "devices_per_node=2",
+        "exactly one replica",
+    ),
     ("name: s\nmatrix: {strategy: [mirrored], nodes: [2]}\n", "nodes=2", "runs on one node"),
-    ("name: s\ndefaults: {batch_policy: strong, batch_size: 3}\nmatrix: {strategy: [mirrored], "
-     "devices_per_node: [2]}\n", "batch_size=3", "does not divide"),
+    (
+        "name: s\ndefaults: {batch_policy: strong, batch_size: 3}\nmatrix: {strategy: [mirrored], "
+        "devices_per_node: [2]}\n",
+        "batch_size=3",
+        "does not divide",
+    ),
     ("name: s\ndefaults: {steps: 5, window_steps: 2}\nmatrix: {model: [mlp]}\n", "steps=5", "window_steps=2"),
     (BASE + "exclude: [{model: mlp}]\n", "exclude", "removes every config"),
 ]

@@ -27,7 +27,9 @@ def test_version_and_help(runner):
 
 
 def test_plan_prints_table_and_count(runner, tmp_path):
-    suite = write(tmp_path, "name: demo\nmatrix:\n  strategy: [mirrored, central_storage]\n  devices_per_node: [1, 4]\n")
+    suite = write(
+        tmp_path, "name: demo\nmatrix:\n  strategy: [mirrored, central_storage]\n  devices_per_node: [1, 4]\n"
+    )
     result = runner.invoke(cli, ["plan", suite])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -50,15 +52,18 @@ def test_plan_of_the_quickstart(runner):
         ("name: x\nmatrix: {}\n", "matrix: empty"),
         ("name: x\nmatrix: {model: [resnet9]}\n", "matrix.model[0]: unknown model 'resnet9'"),
         ("name: x\nmatrix: {strategy: [magic]}\n", "matrix.strategy[0]: unknown strategy 'magic'"),
-        ("name: x\nmatrix: {strategy: [one_device], devices_per_node: [2]}\n",
-         "matrix: mlp/one_device with devices_per_node=2"),
+        (
+            "name: x\nmatrix: {strategy: [one_device], devices_per_node: [2]}\n",
+            "matrix: mlp/one_device with devices_per_node=2",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["plan", "run"])
 def test_bad_suites_exit_2_with_one_line(runner, tmp_path, text, message, command):
     suite = write(tmp_path, text)
-    result = runner.invoke(cli, [command, suite, "--results-dir", str(tmp_path / "r")] if command == "run"
-                           else [command, suite])
+    result = runner.invoke(
+        cli, [command, suite, "--results-dir", str(tmp_path / "r")] if command == "run" else [command, suite]
+    )
     assert result.exit_code == 2
     assert result.output.startswith(f"tfscale: error: {suite}: {message}")
     assert result.output.count("\n") == 1

@@ -24,8 +24,10 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
     from tfscale.worker.models import build_workload
     from tfscale.worker.pipeline import variable_bytes
 
-    suite = (f"name: c\ndefaults: {{model: {model}, model_size: {size}, parallelism: {mode}, "
-             f"devices_per_node: {devices}, batch_size: 16, micro_batches: 4}}\nmatrix: {{seed: [0]}}\n")
+    suite = (
+        f"name: c\ndefaults: {{model: {model}, model_size: {size}, parallelism: {mode}, "
+        f"devices_per_node: {devices}, batch_size: 16, micro_batches: 4}}\nmatrix: {{seed: [0]}}\n"
+    )
     suite = suite.replace("matrix: {seed: [0]}", "matrix: {jit: [false]}")
     spec = expand(parse_suite(suite, "c.yaml")).specs[0]
     keras.utils.set_random_seed(0)
@@ -38,12 +40,14 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
 
         pipeline = place(workload, names, spec.stages)
         first = float(pipeline.mean_loss(tf.constant(x), tf.constant(y), spec.micro_batches))
-        step = make_step(pipeline, stage_optimizers(pipeline, lambda: keras.optimizers.SGD(0.01, momentum=0.9)),
-                         spec.micro_batches)
+        step = make_step(
+            pipeline, stage_optimizers(pipeline, lambda: keras.optimizers.SGD(0.01, momentum=0.9)), spec.micro_batches
+        )
         losses = [float(step(tf.constant(x), tf.constant(y))) for _ in range(6)]
         per_device = max(pipeline.stage_bytes())
-        placed = [sorted({v.value.device.split("device:")[-1] for layer in s for v in layer.weights})
-                  for s in pipeline.stages]
+        placed = [
+            sorted({v.value.device.split("device:")[-1] for layer in s for v in layer.weights}) for s in pipeline.stages
+        ]
     else:
         from tensorflow.experimental import dtensor
 
@@ -57,9 +61,17 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
         losses = [float(dtensor.unpack(step(xm, ym))[0]) for _ in range(6)]
         per_device = sharded.bytes_per_device()
         placed = []
-    return {"reference": reference, "first": first, "losses": losses, "whole_bytes": whole,
-            "per_device_bytes": per_device, "placed": placed, "stages": spec.stages,
-            "tensor_parallel": spec.tensor_parallel, "replicas": spec.replicas}
+    return {
+        "reference": reference,
+        "first": first,
+        "losses": losses,
+        "whole_bytes": whole,
+        "per_device_bytes": per_device,
+        "placed": placed,
+        "stages": spec.stages,
+        "tensor_parallel": spec.tensor_parallel,
+        "replicas": spec.replicas,
+    }
 
 
 if __name__ == "__main__":

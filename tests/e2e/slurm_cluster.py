@@ -30,8 +30,10 @@ def missing() -> str | None:
         return "a private Slurm cluster needs root"
     absent = [d for d in DAEMONS if shutil.which(d) is None and not Path(f"/usr/sbin/{d}").exists()]
     if absent:
-        return (f"Slurm/munge not installed ({', '.join(absent)} missing; .ci/run installs slurmctld slurmd "
-                "slurm-client munge)")
+        return (
+            f"Slurm/munge not installed ({', '.join(absent)} missing; .ci/run installs slurmctld slurmd "
+            "slurm-client munge)"
+        )
     return None
 
 
@@ -58,7 +60,10 @@ class Cluster:
         return [socket.gethostname().split(".")[0]] if self.nodes == 1 else [f"n{i}" for i in range(self.nodes)]
 
     def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=timeout, check=False)
+        # in the cluster's folder: anything a command writes where it runs (sbatch's slurm-<job>.out) stays there
+        return subprocess.run(
+            argv, env=self.env, cwd=self.folder, capture_output=True, text=True, timeout=timeout, check=False
+        )
 
     # --- bring-up --------------------------------------------------------------------------------------------
     def start(self) -> Cluster:
@@ -71,10 +76,14 @@ class Cluster:
             self._daemon([_which("slurmctld")], "slurmctld.pid")
             for i, name in enumerate(self.node_names):
                 prefix = [] if self.nodes == 1 else ["nsenter", f"--net=/run/netns/{self.namespaces[i]}"]
-                self._daemon([*prefix, _which("slurmd"), *([] if self.nodes == 1 else ["-N", name])],
-                             f"slurmd-{name}.pid")
-            wait_for(lambda: self.run("sinfo", "-h", "-t", "idle", "-o", "%D").stdout.strip() == str(self.nodes),
-                     30, "the slurm test cluster's nodes to be idle")
+                self._daemon(
+                    [*prefix, _which("slurmd"), *([] if self.nodes == 1 else ["-N", name])], f"slurmd-{name}.pid"
+                )
+            wait_for(
+                lambda: self.run("sinfo", "-h", "-t", "idle", "-o", "%D").stdout.strip() == str(self.nodes),
+                30,
+                "the slurm test cluster's nodes to be idle",
+            )
         except BaseException:
             self.stop()
             raise
@@ -89,10 +98,21 @@ class Cluster:
         subprocess.run([_which("mungekey"), "-c", "-k", str(key)], check=True, capture_output=True)
         shutil.chown(key, "munge", "munge")
         key.chmod(0o400)
-        self._daemon(["runuser", "-u", "munge", "--", _which("munged"), f"--key-file={key}",
-                      f"--socket={munge / 'munge.socket'}", f"--pid-file={munge / 'munged.pid'}",
-                      f"--log-file={munge / 'munged.log'}", f"--seed-file={munge / 'munged.seed'}"],
-                     munge / "munged.pid")
+        self._daemon(
+            [
+                "runuser",
+                "-u",
+                "munge",
+                "--",
+                _which("munged"),
+                f"--key-file={key}",
+                f"--socket={munge / 'munge.socket'}",
+                f"--pid-file={munge / 'munged.pid'}",
+                f"--log-file={munge / 'munged.log'}",
+                f"--seed-file={munge / 'munged.seed'}",
+            ],
+            munge / "munged.pid",
+        )
 
     def _namespaces(self) -> None:
         self.ip_forward = Path("/proc/sys/net/ipv4/ip_forward").read_text().strip()
@@ -104,15 +124,17 @@ class Cluster:
             ns = f"tfscale-slurmtest-{os.getpid()}-{name}"
             host_side, node_side = f"tfsst{i}h", f"tfsst{i}n"
             subnet = SUBNET.format(node=i)
-            for command in (["ip", "netns", "add", ns],
-                            ["ip", "link", "add", host_side, "type", "veth", "peer", "name", node_side],
-                            ["ip", "link", "set", node_side, "netns", ns],
-                            ["ip", "addr", "add", f"{subnet}.1/24", "dev", host_side],
-                            ["ip", "link", "set", host_side, "up"],
-                            ["ip", "-n", ns, "addr", "add", f"{subnet}.2/24", "dev", node_side],
-                            ["ip", "-n", ns, "link", "set", node_side, "up"],
-                            ["ip", "-n", ns, "link", "set", "lo", "up"],
-                            ["ip", "-n", ns, "route", "add", "default", "via", f"{subnet}.1"]):
+            for command in (
+                ["ip", "netns", "add", ns],
+                ["ip", "link", "add", host_side, "type", "veth", "peer", "name", node_side],
+                ["ip", "link", "set", node_side, "netns", ns],
+                ["ip", "addr", "add", f"{subnet}.1/24", "dev", host_side],
+                ["ip", "link", "set", host_side, "up"],
+                ["ip", "-n", ns, "addr", "add", f"{subnet}.2/24", "dev", node_side],
+                ["ip", "-n", ns, "link", "set", node_side, "up"],
+                ["ip", "-n", ns, "link", "set", "lo", "up"],
+                ["ip", "-n", ns, "route", "add", "default", "via", f"{subnet}.1"],
+            ):
                 subprocess.run(command, check=True, capture_output=True)
                 if command[:3] == ["ip", "netns", "add"]:
                     self.namespaces.append(ns)
@@ -125,24 +147,41 @@ class Cluster:
         (f / "state").mkdir(exist_ok=True)
         ctld = host if self.nodes == 1 else f"{host}({SUBNET.format(node=0)}.1)"
         lines = [
-            "ClusterName=tfscaletest", f"SlurmctldHost={ctld}", "SlurmUser=root", "AuthType=auth/munge",
-            f"AuthInfo=socket={self.munge / 'munge.socket'}", "CredType=cred/munge", "MpiDefault=none",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_Core", "ReturnToService=2", "MailProg=/bin/true",
-            f"StateSaveLocation={f / 'state'}", f"SlurmdSpoolDir={f / 'spool'}/%n",
-            f"SlurmctldPidFile={f / 'slurmctld.pid'}", f"SlurmdPidFile={f / 'slurmd-%n.pid'}",
-            f"SlurmctldLogFile={f / 'slurmctld.log'}", f"SlurmdLogFile={f / 'slurmd-%n.log'}",
+            "ClusterName=tfscaletest",
+            f"SlurmctldHost={ctld}",
+            "SlurmUser=root",
+            "AuthType=auth/munge",
+            f"AuthInfo=socket={self.munge / 'munge.socket'}",
+            "CredType=cred/munge",
+            "MpiDefault=none",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_Core",
+            "ReturnToService=2",
+            "MailProg=/bin/true",
+            f"StateSaveLocation={f / 'state'}",
+            f"SlurmdSpoolDir={f / 'spool'}/%n",
+            f"SlurmctldPidFile={f / 'slurmctld.pid'}",
+            f"SlurmdPidFile={f / 'slurmd-%n.pid'}",
+            f"SlurmctldLogFile={f / 'slurmctld.log'}",
+            f"SlurmdLogFile={f / 'slurmd-%n.log'}",
             # free ports: another test cluster (a module's fixture) may still be up
-            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}", "JobAcctGatherType=jobacct_gather/none",
-            "AccountingStorageType=accounting_storage/none", "MinJobAge=600",
+            f"SlurmctldPort={_free_port()}",
+            f"SlurmdPort={_free_port()}",
+            "JobAcctGatherType=jobacct_gather/none",
+            "AccountingStorageType=accounting_storage/none",
+            "MinJobAge=600",
         ]
         for i, name in enumerate(self.node_names):
             (f / "spool" / name).mkdir(parents=True, exist_ok=True)
             if self.nodes == 1:
                 lines.append(f"NodeName={name} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN")
             else:
-                lines.append(f"NodeName={name} NodeHostname={host} NodeAddr={SUBNET.format(node=i)}.2 "
-                             f"Port={_free_port()} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN")
+                lines.append(
+                    f"NodeName={name} NodeHostname={host} NodeAddr={SUBNET.format(node=i)}.2 "
+                    f"Port={_free_port()} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN"
+                )
         lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
         (f / "slurm.conf").write_text("\n".join(lines) + "\n")
 

@@ -34,14 +34,21 @@ def fresh():
 
 w1, o1, it1 = fresh()
 w2, o2, it2 = fresh()
-fused = build_train_step(strategy, make_replica_step(make_gradients(w1, global_batch, False), o1,
-                                                     w1.model.trainable_variables), it1)
+fused = build_train_step(
+    strategy, make_replica_step(make_gradients(w1, global_batch, False), o1, w1.model.trainable_variables), it1
+)
 compute = comm.compute_only_step(strategy, make_gradients(w2, global_batch, False), it2)
 split = comm.reduce_and_update_step(strategy, o2, w2.model.trainable_variables)
 for _ in range(3):
     fused()
     split(compute()[1])
 pairs = zip(w1.model.trainable_variables, w2.model.trainable_variables, strict=True)
-print(json.dumps({"identical": all(np.array_equal(a.numpy(), b.numpy()) for a, b in pairs),
-                  "iterations": [int(o1.iterations.numpy()), int(o2.iterations.numpy())],
-                  "changed": bool(np.any(w1.model.trainable_variables[0].numpy() != 0))}))
+print(
+    json.dumps(
+        {
+            "identical": all(np.array_equal(a.numpy(), b.numpy()) for a, b in pairs),
+            "iterations": [int(o1.iterations.numpy()), int(o2.iterations.numpy())],
+            "changed": bool(np.any(w1.model.trainable_variables[0].numpy() != 0)),
+        }
+    )
+)

@@ -12,14 +12,35 @@ from tfscale.cli import cli
 pytestmark = pytest.mark.e2e
 DATA = Path(__file__).resolve().parent.parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-quic"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
 
 
 def chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                           "--virtual-time-budget=15000", *extra, page.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=15000",
+            *extra,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def assert_renders(page: Path, tmp_path: Path) -> None:
@@ -27,7 +48,9 @@ def assert_renders(page: Path, tmp_path: Path) -> None:
     assert plots > 0
     done = chromium(page, tmp_path / "profile-dom", "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
-    errors = [line for line in done.stderr.splitlines() if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)]
+    errors = [
+        line for line in done.stderr.splitlines() if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)
+    ]
     assert errors == []
     # plotly adds js-plotly-plot to the class of each div it has drawn, and draws main-svg elements in it
     drawn = re.findall(r'<div[^>]*class="[^"]*plotly-graph-div[^"]*js-plotly-plot', done.stdout)

@@ -35,13 +35,27 @@ def records_of(path: Path) -> list[dict]:
 def test_cluster_sweep_through_the_cli(runner, tmp_path):
     suite = tmp_path / "clusters.yaml"
     suite.write_text(SUITE)
-    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "results"),
-                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "c"])
+    result = runner.invoke(
+        cli,
+        [
+            "run",
+            str(suite),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--reports-dir",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "c",
+        ],
+    )
     assert result.exit_code == 0, result.output
     records = records_of(tmp_path / "results" / "clusters" / "c" / "records.jsonl")
     assert [(r["strategy"], r["nodes"], r["status"]) for r in records] == [
-        ("multi_worker_mirrored", 1, "ok"), ("multi_worker_mirrored", 2, "ok"),
-        ("parameter_server", 1, "ok"), ("parameter_server", 2, "ok")]
+        ("multi_worker_mirrored", 1, "ok"),
+        ("multi_worker_mirrored", 2, "ok"),
+        ("parameter_server", 1, "ok"),
+        ("parameter_server", 2, "ok"),
+    ]
     mwms2 = records[1]
     assert mwms2["cluster"] == {"worker": 2}
     assert (mwms2["replicas"], mwms2["global_batch_size"]) == (2, 32)
@@ -79,8 +93,11 @@ def cluster_spec(text: str, tmp_path: Path):
 
 
 def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
-    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
-                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", tmp_path)
+    spec = cluster_spec(
+        "name: p\ndefaults: {model_size: tiny, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
+        tmp_path,
+    )
     holder = socket.socket()
     holder.bind(("127.0.0.1", 0))
     holder.listen()
@@ -107,9 +124,12 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
 
 
 def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
-    spec = cluster_spec("name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120}\n"
-                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
-                        "models: {m: {entry: 'user_models:fails_on_worker_1'}}\n", tmp_path)
+    spec = cluster_spec(
+        "name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
+        "models: {m: {entry: 'user_models:fails_on_worker_1'}}\n",
+        tmp_path,
+    )
     record = run_config(spec, tmp_path / "run", "r")
     assert record["status"] == "failed"
     assert record["reason"] == "worker-1: RuntimeError: worker 1 refuses to build"
@@ -119,33 +139,47 @@ def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
 
 
 def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
-    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, timeout_s: 2}\n"
-                        "matrix: {strategy: [parameter_server], nodes: [2]}\n", tmp_path)
+    spec = cluster_spec(
+        "name: p\ndefaults: {model_size: tiny, timeout_s: 2}\nmatrix: {strategy: [parameter_server], nodes: [2]}\n",
+        tmp_path,
+    )
     record = run_config(spec, tmp_path / "run", "r")
     assert record["status"] == "timeout"
-    assert record["reason"] == ("timed out after 2 s (cluster stopped); last phase chief-0: not started, "
-                                "worker-0: not started, worker-1: not started, ps-0: not started")
+    assert record["reason"] == (
+        "timed out after 2 s (cluster stopped); last phase chief-0: not started, "
+        "worker-0: not started, worker-1: not started, ps-0: not started"
+    )
     assert workers_left(tmp_path) == []
 
 
 def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path):
-    spec = cluster_spec("name: p\ndefaults: {model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
-                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", tmp_path)
+    spec = cluster_spec(
+        "name: p\ndefaults: {model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
+        tmp_path,
+    )
     record = run_config(spec, tmp_path / "run", "r")
     assert record["status"] == "timeout"
-    assert record["reason"] == ("cluster did not form within startup_timeout_s=1 s (cluster stopped); last phase "
-                                "worker-0: not started, worker-1: not started")
+    assert record["reason"] == (
+        "cluster did not form within startup_timeout_s=1 s (cluster stopped); last phase "
+        "worker-0: not started, worker-1: not started"
+    )
     assert record["duration_s"] < 30
     assert workers_left(tmp_path) == []
 
 
 def test_a_trainer_that_stops_making_progress_stops_the_cluster(tmp_path):
-    spec = cluster_spec("name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120, stall_timeout_s: 3}\n"
-                        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
-                        "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 30}}}\n", tmp_path)
+    spec = cluster_spec(
+        "name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120, stall_timeout_s: 3}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
+        "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 30}}}\n",
+        tmp_path,
+    )
     record = run_config(spec, tmp_path / "run", "r")
     assert record["status"] == "timeout"
-    assert record["reason"] == ("a trainer made no progress for stall_timeout_s=3 s (cluster stopped); last phase "
-                                "worker-0: model built, worker-1: model built")
+    assert record["reason"] == (
+        "a trainer made no progress for stall_timeout_s=3 s (cluster stopped); last phase "
+        "worker-0: model built, worker-1: model built"
+    )
     assert record["duration_s"] < 60
     assert workers_left(tmp_path) == []

@@ -13,8 +13,13 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.mark.parametrize("devices", [2, 4])
 def test_split_and_fused_steps_give_bit_identical_sgd_weights(devices):
-    done = subprocess.run([sys.executable, str(HERE / "split_vs_fused.py"), str(devices)], capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "split_vs_fused.py"), str(devices)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"identical": True, "iterations": [3, 3], "changed": True}
@@ -24,10 +29,13 @@ def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
     from tfscale.cli import cli
 
     suite = tmp_path / "p.yaml"
-    suite.write_text("name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
-                     "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n")
-    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report",
-                                 "--run-id", "a"])
+    suite.write_text(
+        "name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
+        "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n"
+    )
+    result = runner.invoke(
+        cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report", "--run-id", "a"]
+    )
     assert result.exit_code == 0, result.output
     run = tmp_path / "r" / "p" / "a"
     [record] = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]

@@ -27,8 +27,13 @@ exclude: [{strategy: one_device, devices_per_node: [2, 4]}]
 
 def tfscale(*args, cwd):
     """The real CLI in a child process, with absolute result paths (so worker command lines name tmp_path)."""
-    return subprocess.Popen([sys.executable, "-m", "tfscale", *args, "--results-dir", str(cwd / "results")],
-                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfscale", *args, "--results-dir", str(cwd / "results")],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def records(path: Path) -> list[dict]:
@@ -69,15 +74,19 @@ def test_interrupt_mid_sweep_then_resume_runs_every_config_once(tmp_path):
 
 
 def test_rerun_failed_replaces_the_failed_record(tmp_path):
-    (tmp_path / "faults.yaml").write_text(SUITE.replace("matrix:", "include: [{strategy: mirrored, "
-                                                        "devices_per_node: 2, timeout_s: 1}]\nmatrix:")
-                                          .replace("devices_per_node: [1, 2, 4]", "devices_per_node: [1]"))
+    (tmp_path / "faults.yaml").write_text(
+        SUITE.replace("matrix:", "include: [{strategy: mirrored, devices_per_node: 2, timeout_s: 1}]\nmatrix:").replace(
+            "devices_per_node: [1, 2, 4]", "devices_per_node: [1]"
+        )
+    )
     first = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     first.communicate(timeout=300)
     assert first.returncode == 1
     path = tmp_path / "results" / "faults" / "r" / "records.jsonl"
     assert [r["status"] for r in records(path)] == ["ok", "ok", "timeout"]
-    (tmp_path / "faults.yaml").write_text((tmp_path / "faults.yaml").read_text().replace("timeout_s: 1", "timeout_s: 120"))
+    (tmp_path / "faults.yaml").write_text(
+        (tmp_path / "faults.yaml").read_text().replace("timeout_s: 1", "timeout_s: 120")
+    )
     # the longer timeout is a run setting: same config_id, so it is the same config run again
     again = tfscale("run", "faults.yaml", "--run-id", "r", "--rerun-failed", "--no-report", cwd=tmp_path)
     out, err = again.communicate(timeout=300)
@@ -94,37 +103,48 @@ def test_an_existing_run_without_resume_is_refused(tmp_path):
     done = tfscale("run", "faults.yaml", "--run-id", "r", "--no-resume", cwd=tmp_path)
     _, err = done.communicate(timeout=60)
     assert done.returncode == 2
-    assert err == (f"tfscale: error: {folder}: this run already has records; resume it "
-                   "(--resume, --rerun-failed) or start a new one (--fresh)\n")
+    assert err == (
+        f"tfscale: error: {folder}: this run already has records; resume it "
+        "(--resume, --rerun-failed) or start a new one (--fresh)\n"
+    )
 
 
 def long_mwms_run(tmp_path: Path) -> subprocess.Popen:
     """A 2-worker MultiWorkerMirrored config of many steps, started through the CLI; returns once the workers time
     their steps."""
-    (tmp_path / "k.yaml").write_text("name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, "
-                                     "timeout_s: 120, comm_breakdown: false}\n"
-                                     "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n")
+    (tmp_path / "k.yaml").write_text(
+        "name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, "
+        "timeout_s: 120, comm_breakdown: false}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n"
+    )
     parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     work = tmp_path / "results" / "k" / "r" / "work"
-    wait_for(lambda: any("window" in p.read_text() for p in work.glob("*.worker-1.progress")), 120,
-             "worker-1 timing its steps")
+    wait_for(
+        lambda: any("window" in p.read_text() for p in work.glob("*.worker-1.progress")),
+        120,
+        "worker-1 timing its steps",
+    )
     return parent
 
 
 def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
     parent = long_mwms_run(tmp_path)
-    [victim] = [p for p in psutil.process_iter(["cmdline"])
-                if "tfscale.worker" in " ".join(p.info["cmdline"] or [])
-                and "worker-1.result.json" in " ".join(p.info["cmdline"] or []) and str(tmp_path) in
-                " ".join(p.info["cmdline"])]
+    [victim] = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if "tfscale.worker" in " ".join(p.info["cmdline"] or [])
+        and "worker-1.result.json" in " ".join(p.info["cmdline"] or [])
+        and str(tmp_path) in " ".join(p.info["cmdline"])
+    ]
     killed_at = time.monotonic()
     os.kill(victim.pid, signal.SIGKILL)
     parent.communicate(timeout=130)
     assert time.monotonic() - killed_at < 120 + 10
     [record] = records(tmp_path / "results" / "k" / "r" / "records.jsonl")
     assert record["status"] == "failed"
-    assert record["reason"] == ("worker-1: killed by signal SIGKILL (also what the kernel's out-of-memory killer "
-                                "sends; see dmesg)")
+    assert record["reason"] == (
+        "worker-1: killed by signal SIGKILL (also what the kernel's out-of-memory killer sends; see dmesg)"
+    )
     assert workers_left(tmp_path) == []
 
 
@@ -137,4 +157,3 @@ def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
     assert parent.returncode == 130, err
     wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers to be gone")
     assert records(tmp_path / "results" / "k" / "r" / "records.jsonl") == []  # no partial record
-

@@ -18,22 +18,29 @@ CHECK = Path(__file__).with_name("model_parallel_check.py")
 
 
 def check(model: str, size: str, mode: str, devices: int) -> dict:
-    done = subprocess.run([sys.executable, str(CHECK), model, size, mode, str(devices)], capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(CHECK), model, size, mode, str(devices)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize(("model", "size", "mode", "devices", "share"), [
-    ("mlp", "small", "pipeline", 2, 0.57),  # stages [784x1024] [1024x1024, 1024x10]: layers are the granularity
-    ("transformer", "small", "pipeline", 4, 0.42),  # the embedding and the classifier are 4.1 MB each
-    ("mlp", "small", "tensor", 4, 0.26),
-    ("transformer", "tiny", "tensor", 2, 0.51),
-    ("mlp", "small", "hybrid", 4, 0.51),  # 2 data x 2 tensor
-    ("transformer", "tiny", "hybrid", 4, 0.51),
-])
-def test_model_parallel_mode_matches_the_single_device_loss_and_splits_the_weights(model, size, mode, devices,
-                                                                                   share):
+@pytest.mark.parametrize(
+    ("model", "size", "mode", "devices", "share"),
+    [
+        ("mlp", "small", "pipeline", 2, 0.57),  # stages [784x1024] [1024x1024, 1024x10]: layers are the granularity
+        ("transformer", "small", "pipeline", 4, 0.42),  # the embedding and the classifier are 4.1 MB each
+        ("mlp", "small", "tensor", 4, 0.26),
+        ("transformer", "tiny", "tensor", 2, 0.51),
+        ("mlp", "small", "hybrid", 4, 0.51),  # 2 data x 2 tensor
+        ("transformer", "tiny", "hybrid", 4, 0.51),
+    ],
+)
+def test_model_parallel_mode_matches_the_single_device_loss_and_splits_the_weights(model, size, mode, devices, share):
     result = check(model, size, mode, devices)
     assert result["first"] == pytest.approx(result["reference"], rel=1e-5)
     losses = result["losses"]
@@ -64,11 +71,23 @@ include:
 
 def test_four_modes_run_through_the_cli_and_the_report_compares_them(runner, tmp_path):
     (tmp_path / "modes.yaml").write_text(SUITE)
-    result = runner.invoke(cli, ["run", str(tmp_path / "modes.yaml"), "--results-dir", str(tmp_path / "results"),
-                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "m"])
+    result = runner.invoke(
+        cli,
+        [
+            "run",
+            str(tmp_path / "modes.yaml"),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--reports-dir",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "m",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    records = [json.loads(line) for line in
-               (tmp_path / "results" / "modes" / "m" / "records.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line) for line in (tmp_path / "results" / "modes" / "m" / "records.jsonl").read_text().splitlines()
+    ]
     assert len(records) == 16 and all(r["status"] == "ok" for r in records)
     by_mode = {}
     for r in records:

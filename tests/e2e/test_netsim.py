@@ -27,21 +27,35 @@ matrix:
 
 
 def tfscale_names() -> set[str]:
-    return {n for n in list_namespaces() if n.startswith("tfscale-")} | {n for n in list_links()
-                                                                        if n.startswith("tfs")}
+    return {n for n in list_namespaces() if n.startswith("tfscale-")} | {n for n in list_links() if n.startswith("tfs")}
 
 
 def test_shaped_link_slows_the_all_reduce_and_nothing_is_left(runner, tmp_path):
     before = tfscale_names()
     (tmp_path / "netsim.yaml").write_text(SUITE)
-    result = runner.invoke(cli, ["run", str(tmp_path / "netsim.yaml"), "--results-dir", str(tmp_path / "results"),
-                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "n"])
+    result = runner.invoke(
+        cli,
+        [
+            "run",
+            str(tmp_path / "netsim.yaml"),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--reports-dir",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "n",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    loopback, shaped = [json.loads(line) for line in
-                        (tmp_path / "results" / "netsim" / "n" / "records.jsonl").read_text().splitlines()]
+    loopback, shaped = [
+        json.loads(line) for line in (tmp_path / "results" / "netsim" / "n" / "records.jsonl").read_text().splitlines()
+    ]
     assert (loopback["status"], shaped["status"]) == ("ok", "ok")
     assert (loopback["network_link"], loopback["link_bytes_per_s"], loopback["link_measured_bytes_per_s"]) == (
-        None, None, None)
+        None,
+        None,
+        None,
+    )
     assert (shaped["network_link"], shaped["link_bytes_per_s"]) == ("100mbit", 12.5e6)
     # TCP carries at most 1448 payload bytes per 1514-byte frame: 0.956 of the link
     assert 0.7 * 12.5e6 < shaped["link_measured_bytes_per_s"] < 0.97 * 12.5e6
@@ -60,8 +74,11 @@ def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
     (tmp_path / "netsim.yaml").write_text(SUITE.replace("steps: 3,", "steps: 300,").replace("null, ", ""))
     parent = tfscale("run", "netsim.yaml", "--run-id", "i", "--no-report", cwd=tmp_path)
     wait_for(lambda: tfscale_names() - before, 60, "the simulated network")
-    wait_for(lambda: list((tmp_path / "results" / "netsim" / "i" / "work").glob("*.worker-1.progress")), 120,
-             "the cluster to form")
+    wait_for(
+        lambda: list((tmp_path / "results" / "netsim" / "i" / "work").glob("*.worker-1.progress")),
+        120,
+        "the cluster to form",
+    )
     time.sleep(1)
     parent.send_signal(signal.SIGINT)
     _, err = parent.communicate(timeout=60)

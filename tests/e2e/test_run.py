@@ -50,8 +50,19 @@ def sweep(tmp_path_factory):
     (tmp / "user_models.py").write_text((HERE / "user_models.py").read_text())
     suite = tmp / "e2e.yaml"
     suite.write_text(SUITE)
-    result = CliRunner().invoke(cli, ["run", str(suite), "--results-dir", str(tmp / "results"),
-                                      "--reports-dir", str(tmp / "reports"), "--run-id", "r1"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(suite),
+            "--results-dir",
+            str(tmp / "results"),
+            "--reports-dir",
+            str(tmp / "reports"),
+            "--run-id",
+            "r1",
+        ],
+    )
     return tmp, result
 
 
@@ -69,10 +80,14 @@ def test_records_carry_every_column_with_real_values(sweep):
     run = tmp / "results" / "e2e" / "r1"
     records = read_records(run / "records.jsonl")
     assert [(r["model"], r["strategy"], r["devices_per_node"], r["precision"]) for r in records] == [
-        ("mlp", "one_device", 1, "float32"), ("mlp", "mirrored", 1, "float32"), ("mlp", "mirrored", 2, "float32"),
-        ("regressor", "mirrored", 2, "float32"), ("mlp", "mirrored", 4, "float32"),
+        ("mlp", "one_device", 1, "float32"),
+        ("mlp", "mirrored", 1, "float32"),
+        ("mlp", "mirrored", 2, "float32"),
+        ("regressor", "mirrored", 2, "float32"),
+        ("mlp", "mirrored", 4, "float32"),
         ("mlp", "mirrored", 2, "mixed_bfloat16"),
-        ("transformer", "central_storage", 2, "mixed_float16")]
+        ("transformer", "central_storage", 2, "mixed_float16"),
+    ]
     for r in records:
         assert set(RECORD_COLUMNS) <= set(r), set(RECORD_COLUMNS) - set(r)
         assert r["status"] == "ok", r["reason"]
@@ -96,7 +111,10 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert (run / r["log_path"]).is_file()
     mirrored2 = records[2]
     assert (mirrored2["replicas"], mirrored2["global_batch_size"], mirrored2["throughput_per_replica"]) == (
-        2, 32, pytest.approx(mirrored2["throughput_examples_per_s"] / 2))
+        2,
+        32,
+        pytest.approx(mirrored2["throughput_examples_per_s"] / 2),
+    )
     regressor = records[3]
     assert regressor["model_size"] is None
     assert regressor["params"] == 4 * 16 + 16 + 16 + 1  # Dense(16) on 4 features, Dense(1)
@@ -138,12 +156,28 @@ def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
     (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
     suite = tmp_path / "failing.yaml"
     suite.write_text(FAILING.replace("include:\n", "include:\n  - {model: hangs, timeout_s: 8}\n"))
-    result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "results"),
-                                 "--reports-dir", str(tmp_path / "reports"), "--run-id", "f"])
+    result = runner.invoke(
+        cli,
+        [
+            "run",
+            str(suite),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--reports-dir",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "f",
+        ],
+    )
     assert result.exit_code == 1, result.output
     records = read_records(tmp_path / "results" / "failing" / "f" / "records.jsonl")
     assert [(r["model"], r["status"]) for r in records] == [
-        ("crashes", "failed"), ("raises", "failed"), ("mlp", "ok"), ("hangs", "timeout"), ("mlp", "timeout")]
+        ("crashes", "failed"),
+        ("raises", "failed"),
+        ("mlp", "ok"),
+        ("hangs", "timeout"),
+        ("mlp", "timeout"),
+    ]
     crash, raises, _, hang, early = records
     assert crash["reason"] == "killed by signal SIGSEGV"
     assert raises["reason"].startswith("ValueError: ") and "this loss is broken" in raises["reason"]
@@ -164,18 +198,28 @@ def test_a_user_model_of_the_wrong_type_is_a_suite_error(tmp_path, runner):
     suite.write_text("name: bad\nmatrix: {model: [broken]}\nmodels: {broken: {entry: 'user_models:not_a_workload'}}\n")
     result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r")])
     assert result.exit_code == 2
-    assert result.output == (f"tfscale: error: {suite}: models.broken.entry: user_models:not_a_workload returned "
-                             "str, expected tfscale.Workload\n")
+    assert result.output == (
+        f"tfscale: error: {suite}: models.broken.entry: user_models:not_a_workload returned "
+        "str, expected tfscale.Workload\n"
+    )
     suite.write_text("name: bad\nmatrix: {model: [m]}\nmodels: {m: {entry: 'no_such_module:f'}}\n")
     result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r")])
     assert result.exit_code == 2
-    assert result.output.startswith(f"tfscale: error: {suite}: models.m.entry: cannot import 'no_such_module': "
-                                    "ModuleNotFoundError")
+    assert result.output.startswith(
+        f"tfscale: error: {suite}: models.m.entry: cannot import 'no_such_module': ModuleNotFoundError"
+    )
     assert not (tmp_path / "r").exists()
 
 
-COMM_FIELDS = ("compute_time_s", "comm_time_exposed_s", "comm_time_split_s", "comm_time_isolated_s",
-               "algbw_bytes_per_s", "busbw_bytes_per_s", "overlap_fraction")
+COMM_FIELDS = (
+    "compute_time_s",
+    "comm_time_exposed_s",
+    "comm_time_split_s",
+    "comm_time_isolated_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "overlap_fraction",
+)
 
 
 def assert_communication_fields(r: dict) -> None:

@@ -56,9 +56,27 @@ def one_node(tmp_path_factory):
 
 
 def tfscale(cluster: Cluster, cwd: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfscale", "run", *args, "--launcher", "slurm",
-                           "--results-dir", str(cwd / "results"), "--reports-dir", str(cwd / "reports")],
-                          cwd=cwd, env=cluster.env, capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfscale",
+            "run",
+            *args,
+            "--launcher",
+            "slurm",
+            "--results-dir",
+            str(cwd / "results"),
+            "--reports-dir",
+            str(cwd / "reports"),
+        ],
+        cwd=cwd,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def records(cwd: Path, suite: str, run: str) -> list[dict]:
@@ -128,14 +146,32 @@ include:
 
 def test_waiting_in_the_queue_is_reported(one_node, tmp_path):
     # an exclusive job holds the only node: tfscale's allocation waits, and says why
-    blocker = one_node.run("sbatch", "--exclusive", "--parsable", "--wrap", "sleep 300").stdout.strip()
+    blocker = one_node.run(
+        "sbatch", "--exclusive", "--parsable", f"--output={tmp_path / 'blocker.out'}", "--wrap", "sleep 300"
+    ).stdout.strip()
     try:
         (tmp_path / "w.yaml").write_text(SUITE.split("include:")[0])
         process = subprocess.Popen(
-            [sys.executable, "-c", "import tfscale.launch.slurm as s; s.PENDING_NOTE_S = 1.0; "
-             "from tfscale.cli import main; main()", "run", "w.yaml", "--launcher", "slurm", "--no-report",
-             "--results-dir", str(tmp_path / "results"), "--run-id", "w"],
-            cwd=tmp_path, env=one_node.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-c",
+                "import tfscale.launch.slurm as s; s.PENDING_NOTE_S = 1.0; from tfscale.cli import main; main()",
+                "run",
+                "w.yaml",
+                "--launcher",
+                "slurm",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path / "results"),
+                "--run-id",
+                "w",
+            ],
+            cwd=tmp_path,
+            env=one_node.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         lines = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -156,8 +192,9 @@ def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
     before = slurm_daemons()
     cluster = Cluster(tmp_path / "slurm2", nodes=2).start()
     try:
-        (tmp_path / "s.yaml").write_text(SUITE.split("matrix:")[0] + "matrix:\n  strategy: [multi_worker_mirrored]\n"
-                                         "  nodes: [2]\n")
+        (tmp_path / "s.yaml").write_text(
+            SUITE.split("matrix:")[0] + "matrix:\n  strategy: [multi_worker_mirrored]\n  nodes: [2]\n"
+        )
         done = tfscale(cluster, tmp_path, "s.yaml", "--run-id", "n2")
         assert done.returncode == 0, done.stdout + done.stderr
         [mwms] = records(tmp_path, "onslurm", "n2")

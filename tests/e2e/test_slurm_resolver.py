@@ -17,12 +17,18 @@ pytestmark = pytest.mark.e2e
 
 
 def spec_of(text):
-    return expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1}\n" + text, "s")).specs[0]
+    return expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1}\n" + text, "s")).specs[
+        0
+    ]
 
 
 def srun_env(procid, tasks, nodelist, tasks_per_node):
-    return {"SLURM_PROCID": str(procid), "SLURM_STEP_NUM_TASKS": str(tasks), "SLURM_STEP_NODELIST": nodelist,
-            "SLURM_STEP_TASKS_PER_NODE": tasks_per_node}
+    return {
+        "SLURM_PROCID": str(procid),
+        "SLURM_STEP_NUM_TASKS": str(tasks),
+        "SLURM_STEP_NODELIST": nodelist,
+        "SLURM_STEP_TASKS_PER_NODE": tasks_per_node,
+    }
 
 
 @pytest.fixture
@@ -32,6 +38,7 @@ def slurm_env(monkeypatch):
         monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
         for key, value in values.items():
             monkeypatch.setenv(key, value)
+
     return set_env
 
 
@@ -81,27 +88,50 @@ def free_port_pair():
 
 def test_an_emitted_job_step_trains_as_srun_would_start_it(tmp_path):
     """Two tasks on one "node" (localhost), started with the variables srun gives each rank."""
-    plan = expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1, timeout_s: 120}\n"
-                              "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", "s"))
+    plan = expand(
+        parse_suite(
+            "name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1, timeout_s: 120}\n"
+            "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
+            "s",
+        )
+    )
     emit(plan, "slurm", tmp_path, LaunchOptions())
     spec = plan.specs[0]
     base = free_port_pair()
     processes = []
     for rank in (0, 1):
-        env = {**os.environ, **srun_env(rank, 2, "localhost", "2"), "TFSCALE_RESOLVER": "slurm",
-               "TFSCALE_PORT_BASE": str(base)}
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "tfscale.worker", "--spec", f"specs/{spec.config_id}.json",
-             "--result", f"results/{spec.config_id}.{{task}}.result.json"],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        env = {
+            **os.environ,
+            **srun_env(rank, 2, "localhost", "2"),
+            "TFSCALE_RESOLVER": "slurm",
+            "TFSCALE_PORT_BASE": str(base),
+        }
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tfscale.worker",
+                    "--spec",
+                    f"specs/{spec.config_id}.json",
+                    "--result",
+                    f"results/{spec.config_id}.{{task}}.result.json",
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        )
     try:
         outputs = [p.communicate(timeout=120)[0].decode(errors="replace") for p in processes]
     finally:
         for p in processes:
             p.kill()
     assert [p.returncode for p in processes] == [0, 0], outputs[0][-2000:] + outputs[1][-2000:]
-    parts = [json.loads((tmp_path / "results" / f"{spec.config_id}.worker-{i}.result.json").read_text())
-             for i in (0, 1)]
+    parts = [
+        json.loads((tmp_path / "results" / f"{spec.config_id}.worker-{i}.result.json").read_text()) for i in (0, 1)
+    ]
     assert all(p["ok"] for p in parts)
     merged = merge_rank_parts([p["measurements"] for p in parts], spec.global_batch_size)
     assert merged["replicas"] == 2 and len(merged["rank_throughput"]) == 2

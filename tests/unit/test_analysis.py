@@ -19,19 +19,35 @@ def record(cid, strategy, devices, median_s, policy="weak", batch=32, status="ok
     global_batch = batch * replicas if policy == "weak" else batch
     ok = status == "ok"
     return {
-        "config_id": cid, "run_id": "r", "status": status, "reason": None if ok else "boom", "device": "gpu",
-        "device_kind": kind, "model": model, "model_size": "small", "strategy": strategy, "nodes": 1,
-        "devices_per_node": devices, "devices": devices, "replicas": replicas, "batch_size": batch,
-        "batch_policy": policy, "global_batch_size": global_batch, "precision": "float32", "jit": False,
-        "optimizer": "sgd", "step_time_median_s": median_s if ok else None,
+        "config_id": cid,
+        "run_id": "r",
+        "status": status,
+        "reason": None if ok else "boom",
+        "device": "gpu",
+        "device_kind": kind,
+        "model": model,
+        "model_size": "small",
+        "strategy": strategy,
+        "nodes": 1,
+        "devices_per_node": devices,
+        "devices": devices,
+        "replicas": replicas,
+        "batch_size": batch,
+        "batch_policy": policy,
+        "global_batch_size": global_batch,
+        "precision": "float32",
+        "jit": False,
+        "optimizer": "sgd",
+        "step_time_median_s": median_s if ok else None,
         "step_time_mad_s": median_s / 100 if ok else None,
         "throughput_examples_per_s": global_batch / median_s if ok else None,
     }
 
 
 def test_weak_scaling_against_one_device():
-    frame = pd.DataFrame([record("a", "mirrored", 1, 0.11), record("b", "one_device", 1, 0.10),
-                          record("c", "mirrored", 4, 0.125)])
+    frame = pd.DataFrame(
+        [record("a", "mirrored", 1, 0.11), record("b", "one_device", 1, 0.10), record("c", "mirrored", 4, 0.125)]
+    )
     out = add_scaling(frame).set_index("config_id")
     assert list(out["baseline_config_id"]) == ["b", "b", "b"]  # one_device preferred over mirrored x1
     assert out.loc["c", "scaling"] == "weak"
@@ -43,8 +59,12 @@ def test_weak_scaling_against_one_device():
 
 
 def test_strong_scaling_uses_step_time():
-    frame = pd.DataFrame([record("a", "mirrored", 1, 0.40, policy="strong", batch=64),
-                          record("b", "mirrored", 2, 0.25, policy="strong", batch=64)])
+    frame = pd.DataFrame(
+        [
+            record("a", "mirrored", 1, 0.40, policy="strong", batch=64),
+            record("b", "mirrored", 2, 0.25, policy="strong", batch=64),
+        ]
+    )
     out = add_scaling(frame).set_index("config_id")
     assert out.loc["b", "scaling"] == "strong"
     assert out.loc["b", "speedup"] == pytest.approx(1.6)
@@ -52,9 +72,14 @@ def test_strong_scaling_uses_step_time():
 
 
 def test_missing_baseline_and_failed_configs_are_empty_not_zero():
-    frame = pd.DataFrame([record("a", "mirrored", 2, 0.2), record("b", "mirrored", 1, 0.1, batch=16),
-                          record("c", "mirrored", 4, 0.3, status="failed"),
-                          record("d", "mirrored", 1, 0.1, batch=16, model="cnn", status="failed")])
+    frame = pd.DataFrame(
+        [
+            record("a", "mirrored", 2, 0.2),
+            record("b", "mirrored", 1, 0.1, batch=16),
+            record("c", "mirrored", 4, 0.3, status="failed"),
+            record("d", "mirrored", 1, 0.1, batch=16, model="cnn", status="failed"),
+        ]
+    )
     out = add_scaling(frame).set_index("config_id")
     assert math.isnan(out.loc["a", "scaling_efficiency"])
     assert out.loc["a", "baseline_note"].startswith("no baseline: no ok 1-node 1-device config of mlp")
@@ -64,8 +89,11 @@ def test_missing_baseline_and_failed_configs_are_empty_not_zero():
 
 
 def test_warnings_name_logical_devices_failures_noise_and_missing_baselines():
-    rows = [record("a", "mirrored", 1, 0.1, kind="cpu-logical"), record("b", "mirrored", 2, 0.1, batch=8),
-            record("c", "mirrored", 4, 0.1, status="timeout")]
+    rows = [
+        record("a", "mirrored", 1, 0.1, kind="cpu-logical"),
+        record("b", "mirrored", 2, 0.1, batch=8),
+        record("c", "mirrored", 4, 0.1, status="timeout"),
+    ]
     rows[0]["step_time_mad_s"] = 0.02
     notes = warnings_for(add_scaling(pd.DataFrame(rows)))
     assert notes[0].startswith("Logical CPU devices share the same cores")
@@ -76,13 +104,32 @@ def test_warnings_name_logical_devices_failures_noise_and_missing_baselines():
 
 
 def test_summary_rows():
-    out = add_scaling(pd.DataFrame([record("a", "one_device", 1, 0.1), record("c", "mirrored", 2, 0.1,
-                                                                             status="failed")]))
+    out = add_scaling(
+        pd.DataFrame([record("a", "one_device", 1, 0.1), record("c", "mirrored", 2, 0.1, status="failed")])
+    )
     assert summary_rows(out) == [
-        {"config_id": "a", "model": "mlp/small", "strategy": "one_device", "devices": "1", "global_batch": "32",
-         "status": "ok", "step_ms": "100.00", "examples/s": "320", "efficiency": "1.00 weak"},
-        {"config_id": "c", "model": "mlp/small", "strategy": "mirrored", "devices": "2", "global_batch": "64",
-         "status": "failed", "step_ms": "", "examples/s": "", "efficiency": ""},
+        {
+            "config_id": "a",
+            "model": "mlp/small",
+            "strategy": "one_device",
+            "devices": "1",
+            "global_batch": "32",
+            "status": "ok",
+            "step_ms": "100.00",
+            "examples/s": "320",
+            "efficiency": "1.00 weak",
+        },
+        {
+            "config_id": "c",
+            "model": "mlp/small",
+            "strategy": "mirrored",
+            "devices": "2",
+            "global_batch": "64",
+            "status": "failed",
+            "step_ms": "",
+            "examples/s": "",
+            "efficiency": "",
+        },
     ]
 
 
@@ -93,17 +140,24 @@ def cluster_record(cid, strategy, nodes, per_node, median_s, ranks=None, num_ps=
 
 
 def test_layout_comparison_at_equal_device_counts():
-    frame = add_scaling(pd.DataFrame([
-        cluster_record("base", "one_device", 1, 1, 0.10),
-        cluster_record("m2", "mirrored", 1, 2, 0.125),
-        cluster_record("w2", "multi_worker_mirrored", 2, 1, 0.16, ranks=[190.0, 210.0]),
-        cluster_record("p2", "parameter_server", 2, 1, 0.2, num_ps=1),
-        cluster_record("m4", "mirrored", 1, 4, 0.2),  # alone at 4 devices: not compared
-    ]))
+    frame = add_scaling(
+        pd.DataFrame(
+            [
+                cluster_record("base", "one_device", 1, 1, 0.10),
+                cluster_record("m2", "mirrored", 1, 2, 0.125),
+                cluster_record("w2", "multi_worker_mirrored", 2, 1, 0.16, ranks=[190.0, 210.0]),
+                cluster_record("p2", "parameter_server", 2, 1, 0.2, num_ps=1),
+                cluster_record("m4", "mirrored", 1, 4, 0.2),  # alone at 4 devices: not compared
+            ]
+        )
+    )
     rows = layout_comparison(frame)
     assert list(rows["config_id"]) == ["m2", "w2", "p2"]
-    assert list(rows["layout"]) == ["1 node x 2 devices", "2 nodes x 1 device [multi-node]",
-                                    "2 workers + 1 ps [multi-node]"]
+    assert list(rows["layout"]) == [
+        "1 node x 2 devices",
+        "2 nodes x 1 device [multi-node]",
+        "2 workers + 1 ps [multi-node]",
+    ]
     assert rows.set_index("config_id").loc["w2", "scaling_efficiency"] == pytest.approx(64 / 0.16 / 320 / 2)
     assert list(rows["rank_throughput_min"].fillna(-1)) == [-1, 190.0, -1]
     assert list(rows["rank_throughput_max"].fillna(-1)) == [-1, 210.0, -1]
@@ -111,26 +165,39 @@ def test_layout_comparison_at_equal_device_counts():
 
 def test_disagreements_name_pairs_beyond_25_percent():
     assert disagreements({"exposed": 0.010, "split": 0.012, "isolated": 0.004, "model": None}) == [
-        "exposed vs isolated: 2.50x", "split vs isolated: 3.00x"]
+        "exposed vs isolated: 2.50x",
+        "split vs isolated: 3.00x",
+    ]
     assert disagreements({"a": 1.0, "b": 1.25}) == []
 
 
 def test_comm_crosscheck_rows():
     measured = record("m2", "mirrored", 2, 0.020)
-    measured.update({"compute_time_s": 0.012, "comm_time_exposed_s": 0.008, "comm_time_split_s": 0.009,
-                     "comm_time_isolated_s": 0.004, "comm_time_model_s": 0.0045, "overlap_fraction": 0.11})
+    measured.update(
+        {
+            "compute_time_s": 0.012,
+            "comm_time_exposed_s": 0.008,
+            "comm_time_split_s": 0.009,
+            "comm_time_isolated_s": 0.004,
+            "comm_time_model_s": 0.0045,
+            "overlap_fraction": 0.11,
+        }
+    )
     jit = record("j2", "mirrored", 2, 0.02)
     jit.update({"comm_method": "not measured: with jit (XLA) ..."})
-    rows = comm_crosscheck(pd.DataFrame([measured, record("o1", "one_device", 1, 0.01),
-                                         record("p2", "parameter_server", 2, 0.03), jit]))
+    rows = comm_crosscheck(
+        pd.DataFrame([measured, record("o1", "one_device", 1, 0.01), record("p2", "parameter_server", 2, 0.03), jit])
+    )
     first = rows.iloc[0]
     assert first["comm_fraction"] == pytest.approx(0.4)
-    assert first["notes"] == ("exposed vs isolated: 2.00x; exposed vs model: 1.78x; split vs isolated: 2.25x; "
-                              "split vs model: 2.00x")
+    assert first["notes"] == (
+        "exposed vs isolated: 2.00x; exposed vs model: 1.78x; split vs isolated: 2.25x; split vs model: 2.00x"
+    )
     assert list(rows["notes"][1:]) == [
         "one replica: no gradient communication",
         "parameter_server: no all-reduce (variables live on the servers)",
-        "not measured: with jit (XLA) ..."]
+        "not measured: with jit (XLA) ...",
+    ]
     assert rows["comm_time_split_s"][1:].isna().all()
 
 
@@ -158,15 +225,39 @@ def test_condense_gives_one_row_per_config_with_the_median_and_spread_over_runs(
     from tfscale.analysis import condense
 
     def record(run, cid, step):
-        return {"config_id": cid, "run_id": run, "status": "ok", "device": "cpu", "model": "mlp",
-                "model_size": "tiny", "strategy": "mirrored", "nodes": 1, "devices_per_node": 2, "devices": 2,
-                "batch_size": 8, "batch_policy": "weak", "precision": "float32", "jit": False, "optimizer": "sgd",
-                "parallelism": "data", "network_link": None, "step_time_median_s": step,
-                "step_time_ci95_low_s": step * 0.9, "step_time_ci95_high_s": step * 1.1, "step_times_s": [step]}
+        return {
+            "config_id": cid,
+            "run_id": run,
+            "status": "ok",
+            "device": "cpu",
+            "model": "mlp",
+            "model_size": "tiny",
+            "strategy": "mirrored",
+            "nodes": 1,
+            "devices_per_node": 2,
+            "devices": 2,
+            "batch_size": 8,
+            "batch_policy": "weak",
+            "precision": "float32",
+            "jit": False,
+            "optimizer": "sgd",
+            "parallelism": "data",
+            "network_link": None,
+            "step_time_median_s": step,
+            "step_time_ci95_low_s": step * 0.9,
+            "step_time_ci95_high_s": step * 1.1,
+            "step_times_s": [step],
+        }
 
-    frame = pd.DataFrame([record("r1", "a", 0.010), record("r2", "a", 0.030), record("r3", "a", 0.020),
-                          record("r1", "b", 1.0) | {"strategy": "central_storage"},
-                          record("r1", "c", 5.0) | {"status": "failed"}])
+    frame = pd.DataFrame(
+        [
+            record("r1", "a", 0.010),
+            record("r2", "a", 0.030),
+            record("r3", "a", 0.020),
+            record("r1", "b", 1.0) | {"strategy": "central_storage"},
+            record("r1", "c", 5.0) | {"status": "failed"},
+        ]
+    )
     rows = condense(frame)
     assert list(rows["strategy"]) == ["mirrored", "central_storage"]
     first = rows.iloc[0]

@@ -7,20 +7,31 @@ from tfscale.launch.local import cluster_spec, pick_ports
 
 def test_multi_worker_mirrored_tasks_are_all_trainers():
     assert cluster_tasks("multi_worker_mirrored", 3, None) == [
-        Task("worker", 0, True), Task("worker", 1, True), Task("worker", 2, True)]
+        Task("worker", 0, True),
+        Task("worker", 1, True),
+        Task("worker", 2, True),
+    ]
 
 
 def test_parameter_server_has_a_chief_servers_and_ps():
     tasks = cluster_tasks("parameter_server", 2, 2)
     assert [(t.name, t.trainer) for t in tasks] == [
-        ("chief-0", True), ("worker-0", False), ("worker-1", False), ("ps-0", False), ("ps-1", False)]
+        ("chief-0", True),
+        ("worker-0", False),
+        ("worker-1", False),
+        ("ps-0", False),
+        ("ps-1", False),
+    ]
 
 
 def test_cluster_spec_and_tf_config():
     tasks = cluster_tasks("parameter_server", 2, 1)
     spec = cluster_spec(tasks, [5000, 5001, 5002, 5003])
-    assert spec == {"chief": ["127.0.0.1:5000"], "worker": ["127.0.0.1:5001", "127.0.0.1:5002"],
-                    "ps": ["127.0.0.1:5003"]}
+    assert spec == {
+        "chief": ["127.0.0.1:5000"],
+        "worker": ["127.0.0.1:5001", "127.0.0.1:5002"],
+        "ps": ["127.0.0.1:5003"],
+    }
     assert json.loads(tf_config(spec, tasks[2])) == {"cluster": spec, "task": {"type": "worker", "index": 1}}
 
 

@@ -28,8 +28,9 @@ def test_overlap_is_clamped_and_the_raw_value_kept():
 
 
 def test_comm_figures():
-    figures = comm_figures(fused_s=0.05, compute_s=0.03, split_s=0.025, isolated_s=0.02, grad_bytes=4_000_000,
-                           replicas=4)
+    figures = comm_figures(
+        fused_s=0.05, compute_s=0.03, split_s=0.025, isolated_s=0.02, grad_bytes=4_000_000, replicas=4
+    )
     assert figures["compute_time_s"] == 0.03
     assert figures["comm_time_exposed_s"] == pytest.approx(0.02)
     assert figures["comm_time_split_s"] == 0.025

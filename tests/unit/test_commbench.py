@@ -11,8 +11,9 @@ def rank(times):
 
 
 def test_merge_takes_the_slowest_rank_per_size_and_fits():
-    sweep = merge_sweeps([rank([(1024, 1e-4), (2048, 3e-4)]), rank([(1024, 2e-4), (2048, 2e-4)])],
-                         {"strategy": "multi_worker_mirrored"})
+    sweep = merge_sweeps(
+        [rank([(1024, 1e-4), (2048, 3e-4)]), rank([(1024, 2e-4), (2048, 2e-4)])], {"strategy": "multi_worker_mirrored"}
+    )
     assert [(r.size_bytes, r.time_s) for r in sweep.rows] == [(1024, 2e-4), (2048, 3e-4)]
     assert sweep.rows[1].algbw_bytes_per_s == pytest.approx(2048 / 3e-4)
     assert sweep.rows[1].busbw_bytes_per_s == pytest.approx(2048 / 3e-4 * 1.5)
@@ -23,8 +24,10 @@ def test_merge_takes_the_slowest_rank_per_size_and_fits():
 
 
 def test_format_sweep_is_an_nccl_tests_like_table():
-    sweep = merge_sweeps([rank([(1024, 1e-4), (2048, 3e-4)])], {"strategy": "mirrored", "nodes": 1,
-                                                                "devices_per_node": 4, "device": "cpu"})
+    sweep = merge_sweeps(
+        [rank([(1024, 1e-4), (2048, 3e-4)])],
+        {"strategy": "mirrored", "nodes": 1, "devices_per_node": 4, "device": "cpu"},
+    )
     lines = format_sweep(sweep).splitlines()
     assert lines[0] == "# all-reduce (sum, float32) on mirrored: 4 replicas, 1 node(s) x 4 cpu device(s)"
     assert lines[1].split() == ["#", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)"]
@@ -33,12 +36,24 @@ def test_format_sweep_is_an_nccl_tests_like_table():
 
 
 def test_topologies():
-    specs = expand(parse_suite("name: t\nmatrix:\n  strategy: [one_device, mirrored, parameter_server]\n"
-                               "include: [{strategy: mirrored, devices_per_node: 2}]\n", "t")).specs
+    specs = expand(
+        parse_suite(
+            "name: t\nmatrix:\n  strategy: [one_device, mirrored, parameter_server]\n"
+            "include: [{strategy: mirrored, devices_per_node: 2}]\n",
+            "t",
+        )
+    ).specs
     assert [topology(s) for s in specs[:3]] == [None, None, None]  # one replica each, and PS
-    assert topology(specs[3]) == {"device": "cpu", "strategy": "mirrored", "nodes": 1, "devices_per_node": 2,
-                                  "cross_device_ops": None, "collective": None, "bytes_per_pack": None,
-                                  "network_link": None}
+    assert topology(specs[3]) == {
+        "device": "cpu",
+        "strategy": "mirrored",
+        "nodes": 1,
+        "devices_per_node": 2,
+        "cross_device_ops": None,
+        "collective": None,
+        "bytes_per_pack": None,
+        "network_link": None,
+    }
 
 
 def test_topology_spec_applies_the_plan_checks():
@@ -57,5 +72,7 @@ def test_topology_spec_applies_the_plan_checks():
 def test_suite_option():
     suite = parse_suite("name: t\nmatrix: {model: [mlp]}\ncommbench: true\n", "t")
     assert (suite.commbench.min_bytes, suite.commbench.max_bytes, suite.commbench.iters) == (1024, 64 << 20, 10)
-    assert parse_suite("name: t\nmatrix: {model: [mlp]}\ncommbench: {max_bytes: 4096}\n", "t").commbench.max_bytes == 4096
+    assert (
+        parse_suite("name: t\nmatrix: {model: [mlp]}\ncommbench: {max_bytes: 4096}\n", "t").commbench.max_bytes == 4096
+    )
     assert parse_suite("name: t\nmatrix: {model: [mlp]}\n", "t").commbench is None

@@ -20,13 +20,35 @@ def test_mann_whitney_exact_values():
 
 def record(cid, strategy, devices, samples, **extra):
     median = sorted(samples)[len(samples) // 2]
-    return {"config_id": cid, "run_id": "r", "status": "ok", "device": "cpu", "device_kind": "cpu-logical",
-            "model": "mlp", "model_size": "small", "strategy": strategy, "cross_device_ops": None,
-            "collective": None, "num_ps": None, "nodes": 1, "devices_per_node": devices, "devices": devices,
-            "replicas": devices, "parallelism": "data", "batch_size": 32, "batch_policy": "weak",
-            "global_batch_size": 32 * devices, "precision": "float32", "jit": False, "optimizer": "sgd",
-            "step_times_s": samples, "step_time_median_s": median, "step_time_mad_s": 0.0,
-            "throughput_examples_per_s": 32 * devices / median, **extra}
+    return {
+        "config_id": cid,
+        "run_id": "r",
+        "status": "ok",
+        "device": "cpu",
+        "device_kind": "cpu-logical",
+        "model": "mlp",
+        "model_size": "small",
+        "strategy": strategy,
+        "cross_device_ops": None,
+        "collective": None,
+        "num_ps": None,
+        "nodes": 1,
+        "devices_per_node": devices,
+        "devices": devices,
+        "replicas": devices,
+        "parallelism": "data",
+        "batch_size": 32,
+        "batch_policy": "weak",
+        "global_batch_size": 32 * devices,
+        "precision": "float32",
+        "jit": False,
+        "optimizer": "sgd",
+        "step_times_s": samples,
+        "step_time_median_s": median,
+        "step_time_mad_s": 0.0,
+        "throughput_examples_per_s": 32 * devices / median,
+        **extra,
+    }
 
 
 def test_a_planted_20_percent_slowdown_is_a_significant_regression():
@@ -44,6 +66,7 @@ def test_a_planted_20_percent_slowdown_is_a_significant_regression():
 
 
 def test_env_differences():
-    assert env_differences({"host": "a", "packages": {"tensorflow": "2.21.0", "x": "1"}, "captured_at": "t1"},
-                           {"host": "b", "packages": {"tensorflow": "2.21.0"}, "captured_at": "t2"}) == [
-        ("host", "a", "b"), ("packages.x", "1", "")]
+    assert env_differences(
+        {"host": "a", "packages": {"tensorflow": "2.21.0", "x": "1"}, "captured_at": "t1"},
+        {"host": "b", "packages": {"tensorflow": "2.21.0"}, "captured_at": "t2"},
+    ) == [("host", "a", "b"), ("packages.x", "1", "")]

@@ -20,7 +20,9 @@ matrix:
   nodes: [2]
 include: [{strategy: mirrored, devices_per_node: 2}]
 """
-GPU_SUITE = SUITE.replace("defaults:", "device: gpu\ndefaults:").replace("nodes: [2]", "nodes: [2]\n  devices_per_node: [4]")
+GPU_SUITE = SUITE.replace("defaults:", "device: gpu\ndefaults:").replace(
+    "nodes: [2]", "nodes: [2]\n  devices_per_node: [4]"
+)
 
 
 def plan(text=SUITE):
@@ -31,8 +33,14 @@ def test_slurm_script_has_one_job_step_per_config(tmp_path):
     [script] = emit(plan(), "slurm", tmp_path, LaunchOptions(partition="p1", account="a1"))
     text = script.read_text()
     assert text.startswith("#!/bin/bash\n")
-    for line in ("#SBATCH --nodes=2", "#SBATCH --ntasks=4", "#SBATCH --partition=p1", "#SBATCH --account=a1",
-                 "export TFSCALE_RESOLVER=slurm", "export TFSCALE_PORT_BASE=8888"):
+    for line in (
+        "#SBATCH --nodes=2",
+        "#SBATCH --ntasks=4",
+        "#SBATCH --partition=p1",
+        "#SBATCH --account=a1",
+        "export TFSCALE_RESOLVER=slurm",
+        "export TFSCALE_PORT_BASE=8888",
+    ):
         assert line in text.splitlines()
     assert "--gpus-per-node" not in text
     steps = [line for line in text.splitlines() if line.startswith("srun ")]
@@ -88,8 +96,9 @@ def test_host_commands_carry_each_task_tf_config(tmp_path):
     lines = path.read_text().splitlines()
     mwms = [line for line in lines if "multi_worker" not in line and line.startswith(("h1:", "h2:"))][:2]
     configs = [json.loads(shlex.split(re.sub(r"^\w+: TF_CONFIG=", "", line))[0]) for line in mwms]
-    assert configs == [{"cluster": {"worker": ["h1:9000", "h2:9000"]}, "task": {"type": "worker", "index": i}}
-                       for i in (0, 1)]
+    assert configs == [
+        {"cluster": {"worker": ["h1:9000", "h2:9000"]}, "task": {"type": "worker", "index": i}} for i in (0, 1)
+    ]
     assert any(line.endswith("needs 4 hosts, 3 given; skipped") for line in lines)
 
 

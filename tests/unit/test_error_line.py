@@ -16,7 +16,8 @@ KERAS_IN_USER_CODE = """in user code:
 def test_innermost_error_and_its_explanation():
     assert error_line(ValueError(KERAS_IN_USER_CODE)) == (
         "ValueError: Exception encountered when calling BatchNormalization.call(). "
-        "You must specify an aggregation method to update a AggregatingVariable in Replica Context.")
+        "You must specify an aggregation method to update a AggregatingVariable in Replica Context."
+    )
 
 
 def test_plain_errors_use_their_type_and_first_line():

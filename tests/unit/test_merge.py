@@ -4,8 +4,16 @@ from tfscale.merge import counts_from_positions, merge_rank_parts, parameter_ser
 
 
 def part(samples, median, replicas=2, peak=100, rss=200, first=1.0):
-    return {"step_times_s": samples, "step_time_median_s": median, "replicas": replicas, "peak_memory_bytes": peak,
-            "host_rss_peak_bytes": rss, "first_step_s": first, "params": 10, "timing": "t"}
+    return {
+        "step_times_s": samples,
+        "step_time_median_s": median,
+        "replicas": replicas,
+        "peak_memory_bytes": peak,
+        "host_rss_peak_bytes": rss,
+        "first_step_s": first,
+        "params": 10,
+        "timing": "t",
+    }
 
 
 def test_stragglers_are_more_than_ten_percent_above_the_median_of_ranks():
@@ -15,8 +23,10 @@ def test_stragglers_are_more_than_ten_percent_above_the_median_of_ranks():
 
 
 def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
-    parts = [part([0.10, 0.20, 0.10, 0.10, 0.10, 0.10], 0.10, peak=100, rss=300, first=2.0),
-             part([0.12, 0.10, 0.12, 0.12, 0.12, 0.30], 0.13, peak=150, rss=250, first=1.5)]
+    parts = [
+        part([0.10, 0.20, 0.10, 0.10, 0.10, 0.10], 0.10, peak=100, rss=300, first=2.0),
+        part([0.12, 0.10, 0.12, 0.12, 0.12, 0.30], 0.13, peak=150, rss=250, first=1.5),
+    ]
     merged = merge_rank_parts(parts, global_batch=64)
     assert merged["step_times_s"] == [0.12, 0.20, 0.12, 0.12, 0.12, 0.30]
     assert merged["step_time_median_s"] == pytest.approx(0.12)
@@ -59,8 +69,15 @@ def test_parameter_server_ranks():
 def test_communication_figures_take_the_slowest_rank_and_the_merged_step():
     parts = [part([0.10] * 6, 0.10), part([0.12] * 6, 0.12)]
     for p, (compute, split, isolated) in zip(parts, ((0.05, 0.04, 0.03), (0.06, 0.03, 0.035)), strict=True):
-        p.update({"compute_time_s": compute, "comm_time_split_s": split, "comm_time_isolated_s": isolated,
-                  "grad_bytes": 1_000_000, "comm_method": "m"})
+        p.update(
+            {
+                "compute_time_s": compute,
+                "comm_time_split_s": split,
+                "comm_time_isolated_s": isolated,
+                "grad_bytes": 1_000_000,
+                "comm_method": "m",
+            }
+        )
     merged = merge_rank_parts(parts, global_batch=64)
     assert merged["compute_time_s"] == 0.06
     assert merged["comm_time_exposed_s"] == pytest.approx(0.12 - 0.06)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tfscale.errors import SuiteError
 from tfscale.contract import Task, cluster_tasks, node_of
+from tfscale.errors import SuiteError
 from tfscale.launch.local import cluster_spec
 from tfscale.netsim.clean import find_stale
 from tfscale.netsim.hosts import placement
@@ -14,9 +14,10 @@ from tfscale.plan import expand, network_note
 from tfscale.suite import parse_suite
 
 
-@pytest.mark.parametrize(("text", "bytes_per_s"),
-                         [("100mbit", 12.5e6), ("1gbit", 125e6), ("1Gbit", 125e6), ("2.5gbit", 312.5e6),
-                          ("800kbit", 1e5), ("8bit", 1.0)])
+@pytest.mark.parametrize(
+    ("text", "bytes_per_s"),
+    [("100mbit", 12.5e6), ("1gbit", 125e6), ("1Gbit", 125e6), ("2.5gbit", 312.5e6), ("800kbit", 1e5), ("8bit", 1.0)],
+)
 def test_parse_rate(text, bytes_per_s):
     assert parse_rate(text) == bytes_per_s
 
@@ -40,8 +41,13 @@ def test_layout_names_fit_interface_limits():
     assert (layout.host_veth(11), layout.node_veth(11)) == (f"tfs{layout.token}h11", f"tfs{layout.token}n11")
     assert max(len(layout.bridge), len(layout.host_veth(99))) <= 15  # IFNAMSIZ - 1
     assert (layout.address(0), layout.address(11)) == ("10.213.0.1", "10.213.0.12")
-    assert layout.wrap(1, ["python", "-V"]) == ["nsenter", "--net=/run/netns/tfscale-20261202-132100-p4242-c3-n1",
-                                                "--", "python", "-V"]
+    assert layout.wrap(1, ["python", "-V"]) == [
+        "nsenter",
+        "--net=/run/netns/tfscale-20261202-132100-p4242-c3-n1",
+        "--",
+        "python",
+        "-V",
+    ]
 
 
 def test_setup_and_teardown_commands():
@@ -55,9 +61,12 @@ def test_setup_and_teardown_commands():
     assert shaped[1] == ["tc", "-n", layout.namespace(0), "qdisc", "add", "dev", layout.node_veth(0), *tbf]
     assert ["ip", "-n", layout.namespace(1), "addr", "add", "10.213.0.2/24", "dev", layout.node_veth(1)] in commands
     assert teardown_commands(layout) == [
-        ["ip", "netns", "delete", layout.namespace(0)], ["ip", "netns", "delete", layout.namespace(1)],
-        ["ip", "link", "delete", layout.host_veth(0)], ["ip", "link", "delete", layout.host_veth(1)],
-        ["ip", "link", "delete", layout.bridge]]
+        ["ip", "netns", "delete", layout.namespace(0)],
+        ["ip", "netns", "delete", layout.namespace(1)],
+        ["ip", "link", "delete", layout.host_veth(0)],
+        ["ip", "link", "delete", layout.host_veth(1)],
+        ["ip", "link", "delete", layout.bridge],
+    ]
 
 
 def test_unavailable_reason():
@@ -65,9 +74,11 @@ def test_unavailable_reason():
     assert unavailable_reason(root, ()) is None
     assert unavailable_reason(1 << 12, ()) == (
         "simulated networking (network_link) is unavailable: it needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): "
-        "run tfscale as root, e.g. `sudo -E tfscale run ...`")
-    assert unavailable_reason(root, ("tc",)).endswith("it needs the tools tc (Debian: apt-get install iproute2 "
-                                                      "util-linux)")
+        "run tfscale as root, e.g. `sudo -E tfscale run ...`"
+    )
+    assert unavailable_reason(root, ("tc",)).endswith(
+        "it needs the tools tc (Debian: apt-get install iproute2 util-linux)"
+    )
 
 
 def test_find_stale_keeps_live_owners_and_foreign_names():
@@ -113,12 +124,17 @@ def test_network_option_becomes_an_axis_that_applies_only_between_nodes():
     specs = expand(parse_suite(SUITE, "n.yaml")).specs
     got = [(s.strategy, s.nodes, s.network_link, s.link_bytes_per_s) for s in specs]
     # one node has no link: the two rates collapse into one loopback config; so does mirrored
-    assert got == [("multi_worker_mirrored", 1, None, None), ("multi_worker_mirrored", 2, "100mbit", 12.5e6),
-                   ("multi_worker_mirrored", 2, "1gbit", 125e6), ("mirrored", 1, None, None)]
+    assert got == [
+        ("multi_worker_mirrored", 1, None, None),
+        ("multi_worker_mirrored", 2, "100mbit", 12.5e6),
+        ("multi_worker_mirrored", 2, "1gbit", 125e6),
+        ("mirrored", 1, None, None),
+    ]
     plain = expand(parse_suite(SUITE.replace("network:", "# network:"), "n.yaml")).specs
     assert specs[0].config_id == plain[0].config_id  # no link: the id of a run without simulated hosts
     assert network_note(expand(parse_suite(SUITE, "n.yaml")), "simulated networking is unavailable") == (
-        "note: simulated networking is unavailable; 2 config(s) with network_link will be skipped")
+        "note: simulated networking is unavailable; 2 config(s) with network_link will be skipped"
+    )
     assert network_note(expand(parse_suite(SUITE, "n.yaml")), None) is None
 
 
@@ -129,16 +145,26 @@ def test_single_link_is_a_default_and_simulate_false_does_nothing():
     assert "network_link" not in off.defaults
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("network: {simulate: true, link: 1gbps}\nmatrix: {nodes: [2]}",
-     "n.yaml: defaults.network_link: '1gbps' is not a link rate; write a positive number and "
-     "bit|kbit|mbit|gbit|tbit, e.g. 100mbit or 1gbit"),
-    ("matrix: {nodes: [2], network_link: [1gbit, fast]}", "n.yaml: matrix.network_link[1]: 'fast' is not a link rate"),
-    ("network: {simulate: true, link: []}\nmatrix: {nodes: [2]}", "n.yaml: network.link: empty list"),
-    ("network: {simulate: true, link: 1gbit}\ndefaults: {network_link: 1gbit}\nmatrix: {nodes: [2]}",
-     "n.yaml: network: the links are also given as network_link; give them in one place"),
-    ("network: {simulate: true, rate: 1gbit}\nmatrix: {nodes: [2]}", "n.yaml: network.rate: unknown key"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "network: {simulate: true, link: 1gbps}\nmatrix: {nodes: [2]}",
+            "n.yaml: defaults.network_link: '1gbps' is not a link rate; write a positive number and "
+            "bit|kbit|mbit|gbit|tbit, e.g. 100mbit or 1gbit",
+        ),
+        (
+            "matrix: {nodes: [2], network_link: [1gbit, fast]}",
+            "n.yaml: matrix.network_link[1]: 'fast' is not a link rate",
+        ),
+        ("network: {simulate: true, link: []}\nmatrix: {nodes: [2]}", "n.yaml: network.link: empty list"),
+        (
+            "network: {simulate: true, link: 1gbit}\ndefaults: {network_link: 1gbit}\nmatrix: {nodes: [2]}",
+            "n.yaml: network: the links are also given as network_link; give them in one place",
+        ),
+        ("network: {simulate: true, rate: 1gbit}\nmatrix: {nodes: [2]}", "n.yaml: network.rate: unknown key"),
+    ],
+)
 def test_bad_network_options(text, message):
     with pytest.raises(SuiteError) as error:
         parse_suite("name: n\n" + text + "\n", "n.yaml")
@@ -146,13 +172,15 @@ def test_bad_network_options(text, message):
 
 
 def test_an_include_entry_may_name_its_own_network():
-    suite = parse_suite("name: n\nmatrix: {nodes: [2]}\ninclude:\n"
-                        "  - {strategy: multi_worker_mirrored, nodes: 2, network: {simulate: true, link: 100mbit}}\n"
-                        "  - {strategy: multi_worker_mirrored, nodes: 4, network: {simulate: false}}\n", "n.yaml")
+    suite = parse_suite(
+        "name: n\nmatrix: {nodes: [2]}\ninclude:\n"
+        "  - {strategy: multi_worker_mirrored, nodes: 2, network: {simulate: true, link: 100mbit}}\n"
+        "  - {strategy: multi_worker_mirrored, nodes: 4, network: {simulate: false}}\n",
+        "n.yaml",
+    )
     assert [(i["nodes"], i["network_link"]) for i in suite.include] == [(2, "100mbit"), (4, None)]
     with pytest.raises(SuiteError, match=r"n.yaml: include\[0\].network: give \{simulate: true, link: RATE\}"):
-        parse_suite("name: n\nmatrix: {nodes: [2]}\ninclude: [{network: {simulate: true, link: [1gbit]}}]\n",
-                    "n.yaml")
+        parse_suite("name: n\nmatrix: {nodes: [2]}\ninclude: [{network: {simulate: true, link: [1gbit]}}]\n", "n.yaml")
     with pytest.raises(SuiteError, match=r"n.yaml: include\[0\].network.speed: unknown key"):
         parse_suite("name: n\nmatrix: {nodes: [2]}\ninclude: [{network: {speed: 1}}]\n", "n.yaml")
 
@@ -166,7 +194,10 @@ def test_without_privileges_a_simulated_config_is_skipped_with_the_reason(monkey
     record = runner.run_config(spec, tmp_path, "r")
     assert (record["status"], record["reason"]) == ("skipped", "simulated networking is unavailable: needs root")
     assert (record["network_link"], record["link_bytes_per_s"], record["step_time_median_s"]) == (
-        "100mbit", 12.5e6, None)
+        "100mbit",
+        12.5e6,
+        None,
+    )
     assert list(tmp_path.iterdir()) == []  # nothing was started or written
 
 
@@ -177,16 +208,39 @@ def test_network_rows_relate_busbw_to_the_link_and_to_loopback():
     from tfscale.analysis import add_scaling, layout_label, network_rows
 
     base = dict.fromkeys(m.RECORD_COLUMNS) | {
-        m.RUN_ID: "r", m.DEVICE: "cpu", m.MODEL: "mlp", m.MODEL_SIZE: "small", m.PRECISION: "float32",
-        m.BATCH_POLICY: "weak", m.BATCH_SIZE: 16, m.JIT: False, m.OPTIMIZER: "sgd", m.STATUS: "ok",
-        m.STRATEGY: "multi_worker_mirrored", m.NODES: 2, m.DEVICES_PER_NODE: 1, m.DEVICES: 2,
-        m.STEP_TIME_MEDIAN_S: 0.1, m.THROUGHPUT_EXAMPLES_PER_S: 320.0, m.DEVICE_KIND: "cpu-logical"}
-    frame = pd.DataFrame([
-        base | {m.CONFIG_ID: "loop", m.COMM_TIME_ISOLATED_S: 0.05},
-        base | {m.CONFIG_ID: "slow", m.NETWORK_LINK: "100mbit", m.LINK_BYTES_PER_S: 12.5e6,
-                m.LINK_MEASURED_BYTES_PER_S: 11.875e6, m.BUSBW_BYTES_PER_S: 10e6, m.COMM_TIME_ISOLATED_S: 0.75},
-        base | {m.CONFIG_ID: "bad", m.STATUS: "skipped", m.NETWORK_LINK: "1gbit"},
-    ])
+        m.RUN_ID: "r",
+        m.DEVICE: "cpu",
+        m.MODEL: "mlp",
+        m.MODEL_SIZE: "small",
+        m.PRECISION: "float32",
+        m.BATCH_POLICY: "weak",
+        m.BATCH_SIZE: 16,
+        m.JIT: False,
+        m.OPTIMIZER: "sgd",
+        m.STATUS: "ok",
+        m.STRATEGY: "multi_worker_mirrored",
+        m.NODES: 2,
+        m.DEVICES_PER_NODE: 1,
+        m.DEVICES: 2,
+        m.STEP_TIME_MEDIAN_S: 0.1,
+        m.THROUGHPUT_EXAMPLES_PER_S: 320.0,
+        m.DEVICE_KIND: "cpu-logical",
+    }
+    frame = pd.DataFrame(
+        [
+            base | {m.CONFIG_ID: "loop", m.COMM_TIME_ISOLATED_S: 0.05},
+            base
+            | {
+                m.CONFIG_ID: "slow",
+                m.NETWORK_LINK: "100mbit",
+                m.LINK_BYTES_PER_S: 12.5e6,
+                m.LINK_MEASURED_BYTES_PER_S: 11.875e6,
+                m.BUSBW_BYTES_PER_S: 10e6,
+                m.COMM_TIME_ISOLATED_S: 0.75,
+            },
+            base | {m.CONFIG_ID: "bad", m.STATUS: "skipped", m.NETWORK_LINK: "1gbit"},
+        ]
+    )
     rows = network_rows(add_scaling(frame))
     assert list(rows[m.CONFIG_ID]) == ["slow"]
     row = rows.iloc[0]

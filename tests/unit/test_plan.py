@@ -20,7 +20,13 @@ matrix:
 """)
     assert [(s.model, s.devices_per_node) for s in plan.specs] == [("mlp", 1), ("mlp", 2), ("cnn", 1), ("cnn", 2)]
     spec = plan.specs[1]
-    assert (spec.batch_size, spec.steps, spec.warmup_steps, spec.precision, spec.model_size) == (8, 5, 3, "float32", "small")
+    assert (spec.batch_size, spec.steps, spec.warmup_steps, spec.precision, spec.model_size) == (
+        8,
+        5,
+        3,
+        "float32",
+        "small",
+    )
     assert (spec.replicas, spec.global_batch_size, spec.devices) == (2, 16, 2)
 
 
@@ -36,7 +42,12 @@ include:
   - {strategy: central_storage, devices_per_node: 4, batch_size: 64, batch_policy: strong}
 """)
     assert [(s.strategy, s.devices_per_node) for s in plan.specs] == [
-        ("one_device", 1), ("mirrored", 1), ("mirrored", 2), ("mirrored", 4), ("central_storage", 4)]
+        ("one_device", 1),
+        ("mirrored", 1),
+        ("mirrored", 2),
+        ("mirrored", 4),
+        ("central_storage", 4),
+    ]
     last = plan.specs[-1]
     assert (last.global_batch_size, last.per_replica_batch_size) == (64, 16)
 
@@ -49,7 +60,10 @@ matrix:
   cross_device_ops: [hierarchical_copy, reduction_to_one_device]
 """)
     assert [(s.strategy, s.cross_device_ops) for s in plan.specs] == [
-        ("one_device", None), ("mirrored", "hierarchical_copy"), ("mirrored", "reduction_to_one_device")]
+        ("one_device", None),
+        ("mirrored", "hierarchical_copy"),
+        ("mirrored", "reduction_to_one_device"),
+    ]
     assert plan.duplicates == 1
 
 
@@ -71,30 +85,55 @@ def test_config_id_is_stable_and_ignores_run_settings():
 
 
 def test_config_id_hashes_sorted_content():
-    config = {"model": "mlp", "model_size": "small", "strategy": "one_device", "cross_device_ops": None,
-              "collective": None, "bytes_per_pack": None, "num_ps": None, "partitioner": None,
-              "nodes": 1, "devices_per_node": 1, "parallelism": "data", "batch_size": 32, "batch_policy": "weak",
-              "precision": "float32", "jit": False, "optimizer": "sgd"}
+    config = {
+        "model": "mlp",
+        "model_size": "small",
+        "strategy": "one_device",
+        "cross_device_ops": None,
+        "collective": None,
+        "bytes_per_pack": None,
+        "num_ps": None,
+        "partitioner": None,
+        "nodes": 1,
+        "devices_per_node": 1,
+        "parallelism": "data",
+        "batch_size": 32,
+        "batch_policy": "weak",
+        "precision": "float32",
+        "jit": False,
+        "optimizer": "sgd",
+    }
     assert config_id(config, "cpu", None) == config_id(dict(reversed(list(config.items()))), "cpu", None)
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("matrix: {strategy: [one_device], devices_per_node: [2]}",
-         "s.yaml: matrix: mlp/one_device with devices_per_node=2: OneDeviceStrategy runs on exactly one device"),
-        ("matrix: {strategy: [mirrored], cross_device_ops: [nccl]}",
-         "s.yaml: matrix: mlp/mirrored: cross_device_ops=nccl has no CPU kernel (device: cpu)"),
-        ("matrix: {strategy: [mirrored], nodes: [2]}",
-         "s.yaml: matrix: mlp/mirrored with nodes=2: MirroredStrategy runs on one node"),
-        ("defaults: {batch_policy: strong, batch_size: 10}\nmatrix: {strategy: [mirrored], devices_per_node: [4]}",
-         "s.yaml: matrix: mlp/mirrored: batch_size=10 (strong scaling: global) does not divide over 4 replicas"),
-        ("defaults: {steps: 25, window_steps: 10}\nmatrix: {model: [mlp]}",
-         "s.yaml: matrix: mlp/one_device: steps=25 is not a multiple of window_steps=10"),
-        ("matrix: {strategy: [mirrored]}\nexclude: [{strategy: mirrored}]",
-         "s.yaml: exclude: removes every config"),
-        ("matrix: {model: [mlp]}\ninclude: [{strategy: one_device, devices_per_node: 4}]",
-         "s.yaml: include[0]: mlp/one_device with devices_per_node=4"),
+        (
+            "matrix: {strategy: [one_device], devices_per_node: [2]}",
+            "s.yaml: matrix: mlp/one_device with devices_per_node=2: OneDeviceStrategy runs on exactly one device",
+        ),
+        (
+            "matrix: {strategy: [mirrored], cross_device_ops: [nccl]}",
+            "s.yaml: matrix: mlp/mirrored: cross_device_ops=nccl has no CPU kernel (device: cpu)",
+        ),
+        (
+            "matrix: {strategy: [mirrored], nodes: [2]}",
+            "s.yaml: matrix: mlp/mirrored with nodes=2: MirroredStrategy runs on one node",
+        ),
+        (
+            "defaults: {batch_policy: strong, batch_size: 10}\nmatrix: {strategy: [mirrored], devices_per_node: [4]}",
+            "s.yaml: matrix: mlp/mirrored: batch_size=10 (strong scaling: global) does not divide over 4 replicas",
+        ),
+        (
+            "defaults: {steps: 25, window_steps: 10}\nmatrix: {model: [mlp]}",
+            "s.yaml: matrix: mlp/one_device: steps=25 is not a multiple of window_steps=10",
+        ),
+        ("matrix: {strategy: [mirrored]}\nexclude: [{strategy: mirrored}]", "s.yaml: exclude: removes every config"),
+        (
+            "matrix: {model: [mlp]}\ninclude: [{strategy: one_device, devices_per_node: 4}]",
+            "s.yaml: include[0]: mlp/one_device with devices_per_node=4",
+        ),
     ],
 )
 def test_impossible_combinations_are_refused(text, message):
@@ -113,26 +152,38 @@ matrix:
 exclude: [{strategy: mirrored}]
 include: [{strategy: mirrored}]
 """)
-    got = [(s.strategy, s.cross_device_ops, s.collective, s.bytes_per_pack, s.num_ps, s.partitioner, s.replicas)
-           for s in plan.specs]
-    assert got == [("multi_worker_mirrored", None, "ring", 0, None, None, 2),
-                   ("parameter_server", None, None, None, 2, "fixed_shards", 2),
-                   ("mirrored", "hierarchical_copy", None, None, None, None, 1)]
+    got = [
+        (s.strategy, s.cross_device_ops, s.collective, s.bytes_per_pack, s.num_ps, s.partitioner, s.replicas)
+        for s in plan.specs
+    ]
+    assert got == [
+        ("multi_worker_mirrored", None, "ring", 0, None, None, 2),
+        ("parameter_server", None, None, None, 2, "fixed_shards", 2),
+        ("mirrored", "hierarchical_copy", None, None, None, None, 1),
+    ]
     assert plan.specs[1].cluster and not plan.specs[2].cluster
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("matrix: {strategy: [multi_worker_mirrored], devices_per_node: [2]}",
-         "s.yaml: matrix: mlp/multi_worker_mirrored with devices_per_node=2: on device: cpu TensorFlow gives each "
-         "MultiWorkerMirroredStrategy worker exactly one replica (CPU:0)"),
-        ("matrix: {strategy: [parameter_server], devices_per_node: [4]}",
-         "s.yaml: matrix: mlp/parameter_server with devices_per_node=4: on device: cpu"),
-        ("matrix: {strategy: [multi_worker_mirrored], collective: [nccl]}",
-         "s.yaml: matrix: mlp/multi_worker_mirrored: collective=nccl has no CPU kernel (device: cpu); use ring"),
-        ("matrix: {strategy: [parameter_server], partitioner: [fixed_shards]}",
-         "s.yaml: matrix: mlp/parameter_server: partitioner=fixed_shards shards over num_ps servers"),
+        (
+            "matrix: {strategy: [multi_worker_mirrored], devices_per_node: [2]}",
+            "s.yaml: matrix: mlp/multi_worker_mirrored with devices_per_node=2: on device: cpu TensorFlow gives each "
+            "MultiWorkerMirroredStrategy worker exactly one replica (CPU:0)",
+        ),
+        (
+            "matrix: {strategy: [parameter_server], devices_per_node: [4]}",
+            "s.yaml: matrix: mlp/parameter_server with devices_per_node=4: on device: cpu",
+        ),
+        (
+            "matrix: {strategy: [multi_worker_mirrored], collective: [nccl]}",
+            "s.yaml: matrix: mlp/multi_worker_mirrored: collective=nccl has no CPU kernel (device: cpu); use ring",
+        ),
+        (
+            "matrix: {strategy: [parameter_server], partitioner: [fixed_shards]}",
+            "s.yaml: matrix: mlp/parameter_server: partitioner=fixed_shards shards over num_ps servers",
+        ),
     ],
 )
 def test_cluster_combinations_refused_on_cpu(text, message):
@@ -142,8 +193,9 @@ def test_cluster_combinations_refused_on_cpu(text, message):
 
 
 def test_multi_worker_mirrored_on_gpus_uses_every_device():
-    spec = plan_of("name: p\ndevice: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2], "
-                   "devices_per_node: [4]}\n").specs[0]
+    spec = plan_of(
+        "name: p\ndevice: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2], devices_per_node: [4]}\n"
+    ).specs[0]
     assert (spec.replicas, spec.global_batch_size) == (8, 256)
 
 
@@ -154,6 +206,21 @@ def test_nccl_is_allowed_on_gpu():
 
 def test_plan_rows():
     rows = plan_rows(plan_of("name: p\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n"))
-    assert rows == [{"config_id": rows[0]["config_id"], "model": "mlp/small", "strategy": "mirrored", "nodes": 1,
-                     "dev/node": 2, "replicas": 2, "link": "", "batch": "32 weak", "global": 64, "precision": "float32",
-                     "jit": "off", "opt": "sgd", "steps": "3+20", "timeout_s": "600"}]
+    assert rows == [
+        {
+            "config_id": rows[0]["config_id"],
+            "model": "mlp/small",
+            "strategy": "mirrored",
+            "nodes": 1,
+            "dev/node": 2,
+            "replicas": 2,
+            "link": "",
+            "batch": "32 weak",
+            "global": 64,
+            "precision": "float32",
+            "jit": "off",
+            "opt": "sgd",
+            "steps": "3+20",
+            "timeout_s": "600",
+        }
+    ]

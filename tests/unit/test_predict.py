@@ -9,13 +9,31 @@ def test_fit_line_recovers_a_line_exactly():
 
 
 def rec(cid, devices, step, comm, strategy="multi_worker_mirrored"):
-    return {"config_id": cid, "run_id": "r", "status": "ok", "device": "cpu", "device_kind": "cpu-logical",
-            "model": "mlp", "model_size": "small", "strategy": "one_device" if devices == 1 else strategy,
-            "nodes": devices, "devices_per_node": 1, "devices": devices, "replicas": devices, "batch_size": 32,
-            "batch_policy": "weak", "global_batch_size": 32 * devices, "precision": "float32", "jit": False,
-            "optimizer": "sgd", "step_time_median_s": step, "step_time_mad_s": 0.0,
-            "throughput_examples_per_s": 32 * devices / step, "grad_bytes": 1_000_000,
-            "comm_time_exposed_s": comm}
+    return {
+        "config_id": cid,
+        "run_id": "r",
+        "status": "ok",
+        "device": "cpu",
+        "device_kind": "cpu-logical",
+        "model": "mlp",
+        "model_size": "small",
+        "strategy": "one_device" if devices == 1 else strategy,
+        "nodes": devices,
+        "devices_per_node": 1,
+        "devices": devices,
+        "replicas": devices,
+        "batch_size": 32,
+        "batch_policy": "weak",
+        "global_batch_size": 32 * devices,
+        "precision": "float32",
+        "jit": False,
+        "optimizer": "sgd",
+        "step_time_median_s": step,
+        "step_time_mad_s": 0.0,
+        "throughput_examples_per_s": 32 * devices / step,
+        "grad_bytes": 1_000_000,
+        "comm_time_exposed_s": comm,
+    }
 
 
 def sweep():

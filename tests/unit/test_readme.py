@@ -16,6 +16,7 @@ def block_after(marker: str) -> str:
 def test_readme_has_both_setup_blocks():
     assert "tfscale run suites/quickstart.yaml" in block_after("<!-- setup:run -->")
     assert "pytest" in block_after("<!-- setup:test -->")
+    assert "ruff check . && ruff format --check ." in block_after("<!-- setup:test -->")  # lint before the tests
 
 
 def test_ci_runs_the_readme_test_command():

@@ -19,8 +19,13 @@ def test_pack_round_trips():
 
 
 def test_long_tables_are_packed_with_text_sort_keys_and_failed_flags():
-    frame = pd.DataFrame({"config_id": [f"c{i}" for i in range(INLINE_ROWS + 1)],
-                          "status": ["ok"] * INLINE_ROWS + ["failed"], "step_time_median_s": [0.5] * (INLINE_ROWS + 1)})
+    frame = pd.DataFrame(
+        {
+            "config_id": [f"c{i}" for i in range(INLINE_ROWS + 1)],
+            "status": ["ok"] * INLINE_ROWS + ["failed"],
+            "step_time_median_s": [0.5] * (INLINE_ROWS + 1),
+        }
+    )
     short = records_table(frame.head(INLINE_ROWS), ("config_id", "status", "step_time_median_s"))
     assert short.count("<tr") == INLINE_ROWS + 1 and "table-data" not in short
     packed = records_table(frame, ("config_id", "status", "step_time_median_s", "absent"))

@@ -4,21 +4,33 @@ from tfscale.launch.slurm import SlurmOptions, allocation_nodes, slurm_reason, s
 from tfscale.plan import expand
 from tfscale.suite import parse_suite
 
-SPECS = expand(parse_suite("""
+SPECS = expand(
+    parse_suite(
+        """
 name: s
 defaults: {timeout_s: 61}
 matrix: {strategy: [one_device]}
 include:
   - {strategy: multi_worker_mirrored, nodes: 4}
   - {strategy: parameter_server, nodes: 2, num_ps: 1}
-""", "s.yaml")).specs
+""",
+        "s.yaml",
+    )
+).specs
 
 
 def test_salloc_arguments():
     options = SlurmOptions("gpu", "proj", "1:00:00", ("--gres=gpu:4",))
-    assert options.salloc_args(2, "tfscale-s") == ["salloc", "--no-shell", "--nodes=2", "--job-name=tfscale-s",
-                                                  "--partition=gpu", "--account=proj", "--time=1:00:00",
-                                                  "--gres=gpu:4"]
+    assert options.salloc_args(2, "tfscale-s") == [
+        "salloc",
+        "--no-shell",
+        "--nodes=2",
+        "--job-name=tfscale-s",
+        "--partition=gpu",
+        "--account=proj",
+        "--time=1:00:00",
+        "--gres=gpu:4",
+    ]
     assert SlurmOptions().salloc_args(1, "x") == ["salloc", "--no-shell", "--nodes=1", "--job-name=x"]
 
 
@@ -38,17 +50,31 @@ def test_step_geometry_one_task_per_tf_task():
 
 def test_srun_argv():
     argv = srun_argv(SPECS[1], 2, ["python", "-m", "tfscale.worker"], job_id="12")
-    assert argv == ["srun", "--jobid=12", "--nodes=2", "--ntasks=4", "--overcommit",
-                    f"--job-name=tfscale-{SPECS[1].config_id}", "--kill-on-bad-exit=1", "--time=2", "--export=ALL",
-                    "python", "-m", "tfscale.worker"]
+    assert argv == [
+        "srun",
+        "--jobid=12",
+        "--nodes=2",
+        "--ntasks=4",
+        "--overcommit",
+        f"--job-name=tfscale-{SPECS[1].config_id}",
+        "--kill-on-bad-exit=1",
+        "--time=2",
+        "--export=ALL",
+        "python",
+        "-m",
+        "tfscale.worker",
+    ]
     # inside the batch script the step is in the job already: the same line without --jobid
     assert srun_argv(SPECS[1], 2, ["w"]) == [a for a in argv if not a.startswith("--jobid")][:-3] + ["w"]
 
 
 def test_slurm_reason_prefers_the_step_state():
-    output = ("srun: error: n1: task 0: Killed\nslurmstepd-n1: error: *** STEP 3.1 ON n1 CANCELLED AT "
-              "2026-12-02T13:59:16 DUE TO TIME LIMIT ***\nsrun: Job step aborted\nsrun: error: n1: task 1: Killed\n")
+    output = (
+        "srun: error: n1: task 0: Killed\nslurmstepd-n1: error: *** STEP 3.1 ON n1 CANCELLED AT "
+        "2026-12-02T13:59:16 DUE TO TIME LIMIT ***\nsrun: Job step aborted\nsrun: error: n1: task 1: Killed\n"
+    )
     assert slurm_reason(output) == "*** STEP 3.1 ON n1 CANCELLED AT 2026-12-02T13:59:16 DUE TO TIME LIMIT ***"
     assert slurm_reason("srun: error: n1: task 0: Exited with exit code 1\n") == (
-        "srun: error: n1: task 0: Exited with exit code 1")
+        "srun: error: n1: task 0: Exited with exit code 1"
+    )
     assert slurm_reason("all fine\n") is None

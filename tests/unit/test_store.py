@@ -109,8 +109,22 @@ def test_files_that_are_not_records_are_a_clear_error(tmp_path):
 
 def test_version_1_records_are_upgraded_to_loopback_without_a_link():
     upgraded = store.upgrade({"schema_version": 1, "config_id": "a", "status": "ok"})
-    assert upgraded == {"schema_version": 2, "config_id": "a", "status": "ok", "network_link": None,
-                        "link_bytes_per_s": None, "link_measured_bytes_per_s": None, "link_check_method": None,
-                        "slurm_job_id": None, "slurm_step_id": None, "stages": None, "micro_batches": None,
-                        "tensor_parallel": None, "param_bytes_per_device": None, "stage_param_bytes": None,
-                        "bubble_fraction": None, "bubble_fraction_theory": None, "model_parallel_method": None}
+    assert upgraded == {
+        "schema_version": 2,
+        "config_id": "a",
+        "status": "ok",
+        "network_link": None,
+        "link_bytes_per_s": None,
+        "link_measured_bytes_per_s": None,
+        "link_check_method": None,
+        "slurm_job_id": None,
+        "slurm_step_id": None,
+        "stages": None,
+        "micro_batches": None,
+        "tensor_parallel": None,
+        "param_bytes_per_device": None,
+        "stage_param_bytes": None,
+        "bubble_fraction": None,
+        "bubble_fraction_theory": None,
+        "model_parallel_method": None,
+    }

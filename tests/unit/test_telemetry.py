@@ -8,13 +8,23 @@ from tfscale.telemetry import Nvml, Sampler, summarise
 
 
 def host(t, phase, cpu, sent, recv, rss=100):
-    return {"t_s": t, "phase": phase, "host_cpu_percent": cpu, "workers_rss_bytes": rss, "net_bytes_sent": sent,
-            "net_bytes_recv": recv}
+    return {
+        "t_s": t,
+        "phase": phase,
+        "host_cpu_percent": cpu,
+        "workers_rss_bytes": rss,
+        "net_bytes_sent": sent,
+        "net_bytes_recv": recv,
+    }
 
 
 def test_summary_uses_the_timed_windows():
-    rows = [host(0.1, "model built", 10.0, 0, 0), host(0.2, "window 1/3", 50.0, 100, 100),
-            host(0.3, "window 2/3", 70.0, 300, 200), host(0.4, "window 3/3", 90.0, 600, 400)]
+    rows = [
+        host(0.1, "model built", 10.0, 0, 0),
+        host(0.2, "window 1/3", 50.0, 100, 100),
+        host(0.3, "window 2/3", 70.0, 300, 200),
+        host(0.4, "window 3/3", 90.0, 600, 400),
+    ]
     summary = summarise(rows, "NVML not available on this host: x")
     assert summary["host_cpu_util_mean"] == pytest.approx(70.0)
     assert summary["net_bytes_per_s"] == pytest.approx((1000 - 200) / 0.2)
@@ -27,13 +37,14 @@ def test_summary_falls_back_to_the_run_after_build_and_reads_gpus():
     rows = []
     for t, phase in ((0.1, "strategy ready"), (0.2, "model built"), (0.3, "warm-up done")):
         for gpu, util in ((0, 80), (1, 60)):
-            rows.append(host(t, phase, 20.0, 0, 0) | {"gpu": gpu, "gpu_util_percent": util,
-                                                      "gpu_mem_used_bytes": 1000 * (gpu + 1), "gpu_power_w": 100.0})
+            rows.append(
+                host(t, phase, 20.0, 0, 0)
+                | {"gpu": gpu, "gpu_util_percent": util, "gpu_mem_used_bytes": 1000 * (gpu + 1), "gpu_power_w": 100.0}
+            )
     summary = summarise(rows, "")
     assert summary["telemetry_window"].startswith("whole run after the model was built")
     assert summary["telemetry_samples"] == 2
-    assert (summary["gpu_util_mean"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (70.0, 2000,
-                                                                                                    100.0)
+    assert (summary["gpu_util_mean"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (70.0, 2000, 100.0)
     assert summary["gpu_telemetry_note"] is None
 
 

@@ -44,9 +44,18 @@ def cli(debug: bool) -> None:
     """Benchmark TensorFlow distributed training across devices, nodes and strategies."""
 
 
-for command in (plan_cmd.plan, run_cmd.run, report_cmd.report, env_cmd.env, launch_cmd.launch,
-                commbench_cmd.commbench, compare_cmd.compare, export_cmd.export, predict_cmd.predict,
-                clean_net_cmd.clean_net):
+for command in (
+    plan_cmd.plan,
+    run_cmd.run,
+    report_cmd.report,
+    env_cmd.env,
+    launch_cmd.launch,
+    commbench_cmd.commbench,
+    compare_cmd.compare,
+    export_cmd.export,
+    predict_cmd.predict,
+    clean_net_cmd.clean_net,
+):
     cli.add_command(command)
 
 

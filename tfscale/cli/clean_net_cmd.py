@@ -21,5 +21,7 @@ def clean_net(everything: bool, dry_run: bool) -> None:
     stale = clean(everything, dry_run)
     verb = "would remove" if dry_run else "removed"
     names = stale.namespaces + stale.links
-    click.echo(f"{verb} {len(stale.namespaces)} namespace(s), {len(stale.links)} link(s)"
-               + (f": {', '.join(names)}" if names else ""))
+    click.echo(
+        f"{verb} {len(stale.namespaces)} namespace(s), {len(stale.links)} link(s)"
+        + (f": {', '.join(names)}" if names else "")
+    )

@@ -27,15 +27,28 @@ def compare(base: str, new: str, output: str | None, threshold: float, fail_on_r
     path = Path(output or Path("reports") / "compare.html")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_comparison(rows, diffs, base, new, threshold), encoding="utf-8")
-    click.echo(format_table([{
-        "config_id": r["config_id"], "model": r["model"], "strategy": r["strategy"], "devices": r["devices"],
-        "throughput": f"{r['throughput_change']:+.1%}", "p": f"{r['p_value']:.3g}",
-        "verdict": "REGRESSION" if r["regression"] else "improvement" if r["improvement"] else "",
-    } for _, r in rows.iterrows()]))
+    click.echo(
+        format_table(
+            [
+                {
+                    "config_id": r["config_id"],
+                    "model": r["model"],
+                    "strategy": r["strategy"],
+                    "devices": r["devices"],
+                    "throughput": f"{r['throughput_change']:+.1%}",
+                    "p": f"{r['p_value']:.3g}",
+                    "verdict": "REGRESSION" if r["regression"] else "improvement" if r["improvement"] else "",
+                }
+                for _, r in rows.iterrows()
+            ]
+        )
+    )
     for key, a, b in diffs:
         click.echo(f"env differs: {key}: {a} -> {b}")
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
-    click.echo(f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}; "
-               f"comparison: {path}")
+    click.echo(
+        f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}; "
+        f"comparison: {path}"
+    )
     if fail_on_regression and regressions:
         raise click.exceptions.Exit(1)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from tfscale.errors import TfscaleError
 from tfscale import contract
+from tfscale.errors import TfscaleError
 from tfscale.launch import TARGETS
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.plan import expand
@@ -17,22 +17,45 @@ from tfscale.suite import load_suite
 @click.command()
 @click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
 @click.option("--target", type=click.Choice(list(TARGETS)), required=True, help="What to emit.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder (default results/<suite>/launch-<target>).")
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False), help="Folder (default results/<suite>/launch-<target>)."
+)
 @click.option("--partition", help="Slurm partition.")
 @click.option("--account", help="Slurm account.")
 @click.option("--time", "time_limit", default="01:00:00", show_default=True, help="Slurm time limit of the allocation.")
-@click.option("--port-base", default=contract.DEFAULT_PORT_BASE, show_default=True, help="First port of each node's TF tasks.")
-@click.option("--image", default="tensorflow/tensorflow:2.21.0-gpu", show_default=True,
-              help="Container image (kubernetes); it must have tfscale installed.")
+@click.option(
+    "--port-base", default=contract.DEFAULT_PORT_BASE, show_default=True, help="First port of each node's TF tasks."
+)
+@click.option(
+    "--image",
+    default="tensorflow/tensorflow:2.21.0-gpu",
+    show_default=True,
+    help="Container image (kubernetes); it must have tfscale installed.",
+)
 @click.option("--hosts", help="Comma-separated host names (hosts target).")
-def launch(suite_file: str, target: str, output: str | None, partition: str | None, account: str | None,
-           time_limit: str, port_base: int, image: str, hosts: str | None) -> None:
+def launch(
+    suite_file: str,
+    target: str,
+    output: str | None,
+    partition: str | None,
+    account: str | None,
+    time_limit: str,
+    port_base: int,
+    image: str,
+    hosts: str | None,
+) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
     plan = expand(load_suite(suite_file))
     if target == "hosts" and not hosts:
         raise TfscaleError("--target hosts needs --hosts h1,h2,...")
-    options = LaunchOptions(partition=partition, account=account, time_limit=time_limit, port_base=port_base,
-                            image=image, hosts=tuple(h for h in (hosts or "").split(",") if h))
+    options = LaunchOptions(
+        partition=partition,
+        account=account,
+        time_limit=time_limit,
+        port_base=port_base,
+        image=image,
+        hosts=tuple(h for h in (hosts or "").split(",") if h),
+    )
     out = Path(output or Path("results") / plan.suite.name / f"launch-{target}")
     for path in emit(plan, target, out, options):
         click.echo(f"wrote {path}")

@@ -17,8 +17,7 @@ def plan(suite_file: str) -> None:
     result = expand(load_suite(suite_file))
     click.echo(format_table(plan_rows(result)))
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
-    click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device})"
-               f"{collapsed}")
+    click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device}){collapsed}")
     note = network_note(result, unavailable_reason())
     if note:
         click.echo(note, err=True)

@@ -8,8 +8,14 @@ import click
 @click.command()
 @click.argument("path", type=click.Path(exists=True))
 @click.argument("more", nargs=-1, type=int)
-@click.option("--nodes", "devices", type=int, multiple=True, required=True,
-              help="Total device counts (nodes x devices per node) to predict: --nodes 8 16 64.")
+@click.option(
+    "--nodes",
+    "devices",
+    type=int,
+    multiple=True,
+    required=True,
+    help="Total device counts (nodes x devices per node) to predict: --nodes 8 16 64.",
+)
 def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
     """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the run, and predict."""
     devices = devices + more  # `--nodes 8 16 64`: click hands the counts after the first to MORE
@@ -24,15 +30,29 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
         click.echo("nothing to predict: no multi-device config with measured communication and a baseline")
         return
     links = any(link_of(r) for _, r in rows.iterrows())  # a link column only where simulated hosts were run
-    click.echo(format_table([{
-        "model": r["model"], "strategy": r["strategy"], **({"link": link_of(r) or ""} if links else {}),
-        "devices": r["devices"], "fitted_on": r["fitted_on"],
-        "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}", "examples/s": f"{r['predicted_throughput']:.0f}",
-        "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}"} for _, r in rows.iterrows()]))
+    click.echo(
+        format_table(
+            [
+                {
+                    "model": r["model"],
+                    "strategy": r["strategy"],
+                    **({"link": link_of(r) or ""} if links else {}),
+                    "devices": r["devices"],
+                    "fitted_on": r["fitted_on"],
+                    "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}",
+                    "examples/s": f"{r['predicted_throughput']:.0f}",
+                    "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}",
+                }
+                for _, r in rows.iterrows()
+            ]
+        )
+    )
     checks = holdout(frame)
     for _, r in checks.iterrows():
         link = f" @{link_of(r)}" if link_of(r) else ""
-        click.echo(f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
-                   f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
-                   f"({r['error']:+.1%})")
+        click.echo(
+            f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
+            f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
+            f"({r['error']:+.1%})"
+        )
     click.echo(f"method: {METHOD}")

@@ -51,20 +51,40 @@ def _interrupt(signum, frame) -> None:
 @click.option("--results-dir", default="results", show_default=True, help="Root of results/<suite>/<run_id>/.")
 @click.option("--reports-dir", default="reports", show_default=True, help="Where <suite>.html is written.")
 @click.option("--run-id", default=None, help="Name of the run folder (default: a timestamp).")
-@click.option("--resume/--no-resume", default=None,
-              help="Skip configs that already have a record in the run folder (default: on when it exists).")
+@click.option(
+    "--resume/--no-resume",
+    default=None,
+    help="Skip configs that already have a record in the run folder (default: on when it exists).",
+)
 @click.option("--rerun-failed", is_flag=True, help="Also run again the configs whose record says failed/timeout.")
 @click.option("--fresh", is_flag=True, help="Start a new run (a new timestamped run id).")
 @click.option("--no-report", is_flag=True, help="Store records only; skip the HTML report.")
-@click.option("--launcher", type=click.Choice(list(RUN_LAUNCHERS)), default="local", show_default=True,
-              help="local: worker processes on this host; slurm: each config a job step in a Slurm allocation.")
+@click.option(
+    "--launcher",
+    type=click.Choice(list(RUN_LAUNCHERS)),
+    default="local",
+    show_default=True,
+    help="local: worker processes on this host; slurm: each config a job step in a Slurm allocation.",
+)
 @click.option("--partition", default=None, help="slurm: partition of the allocation.")
 @click.option("--account", default=None, help="slurm: account charged for the allocation.")
 @click.option("--time-limit", default=None, help="slurm: time limit of the allocation (e.g. 2:00:00).")
 @click.option("--slurm-arg", "slurm_args", multiple=True, help="slurm: extra salloc argument (repeatable).")
-def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None, resume: bool | None,
-        rerun_failed: bool, fresh: bool, no_report: bool, launcher: str, partition: str | None,
-        account: str | None, time_limit: str | None, slurm_args: tuple[str, ...]) -> None:
+def run(
+    suite_file: str,
+    results_dir: str,
+    reports_dir: str,
+    run_id: str | None,
+    resume: bool | None,
+    rerun_failed: bool,
+    fresh: bool,
+    no_report: bool,
+    launcher: str,
+    partition: str | None,
+    account: str | None,
+    time_limit: str | None,
+    slurm_args: tuple[str, ...],
+) -> None:
     """Run every config of SUITE and report. Exits 1 when any config failed or timed out."""
     from tfscale.envinfo import collect_env
     from tfscale.progress import Progress
@@ -80,8 +100,9 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
     if resume is None:
         resume = has_records or rerun_failed
     if has_records and not resume:
-        raise TfscaleError(f"{folder}: this run already has records; resume it (--resume, --rerun-failed) or "
-                           "start a new one (--fresh)")
+        raise TfscaleError(
+            f"{folder}: this run already has records; resume it (--resume, --rerun-failed) or start a new one (--fresh)"
+        )
     note = network_note(plan, unavailable_reason())
     if note:
         click.echo(note, err=True)
@@ -89,23 +110,34 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
     pending = pending_specs(plan, folder, rerun_failed)
     kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
     retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
-    click.echo(f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
-               f"{len(pending.specs)} to run; capturing environment"
-               + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else ""))
+    click.echo(
+        f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
+        f"{len(pending.specs)} to run; capturing environment"
+        + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else "")
+    )
 
     chosen = _launcher(launcher, partition, account, time_limit, slurm_args, pending.specs, plan.suite.name)
     previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
     try:
         with chosen:
-            result = run_plan(plan, results_dir, run_id, env=collect_env(),
-                              on_record=Progress(len(pending.specs), click.echo), pending=pending,
-                              launcher=chosen)
+            result = run_plan(
+                plan,
+                results_dir,
+                run_id,
+                env=collect_env(),
+                on_record=Progress(len(pending.specs), click.echo),
+                pending=pending,
+                launcher=chosen,
+            )
     except KeyboardInterrupt:
         resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
         if results_dir != "results":
             resume_command += ["--results-dir", results_dir]
-        click.echo(f"\ntfscale: interrupted; finished configs are recorded in {folder / 'records.jsonl'}; "
-                   f"resume with: {shlex.join(resume_command)}", err=True)
+        click.echo(
+            f"\ntfscale: interrupted; finished configs are recorded in {folder / 'records.jsonl'}; "
+            f"resume with: {shlex.join(resume_command)}",
+            err=True,
+        )
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     finally:
         signal.signal(signal.SIGINT, previous[0])
@@ -118,13 +150,21 @@ def run(suite_file: str, results_dir: str, reports_dir: str, run_id: str | None,
         _report(result.run_dir, Path(reports_dir) / f"{plan.suite.name}.html")
     failed = [r for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)]
     if failed:
-        click.echo(f"{len(failed)} of {len(result.records)} configs did not succeed (see the report's warnings)",
-                   err=True)
+        click.echo(
+            f"{len(failed)} of {len(result.records)} configs did not succeed (see the report's warnings)", err=True
+        )
         raise click.exceptions.Exit(1)
 
 
-def _launcher(name: str, partition: str | None, account: str | None, time_limit: str | None,
-              slurm_args: tuple[str, ...], specs, suite_name: str):
+def _launcher(
+    name: str,
+    partition: str | None,
+    account: str | None,
+    time_limit: str | None,
+    slurm_args: tuple[str, ...],
+    specs,
+    suite_name: str,
+):
     """The launcher the sweep runs through (a context manager held for the sweep)."""
     from tfscale.launch import LAUNCHERS
 

@@ -35,7 +35,9 @@ def exit_text(returncode: int | None, process: str = "worker") -> str:
         except ValueError:
             name = str(-returncode)
         # The kernel's out-of-memory killer sends SIGKILL: say so, since nothing else in the log will.
-        hint = " (also what the kernel's out-of-memory killer sends; see dmesg)" if -returncode == signal.SIGKILL else ""
+        hint = (
+            " (also what the kernel's out-of-memory killer sends; see dmesg)" if -returncode == signal.SIGKILL else ""
+        )
         return f"killed by signal {name}{hint}"
     return f"{process} exited with code {returncode} without a result"
 
@@ -62,8 +64,9 @@ def failure(outcome: Outcome, spec: RunSpec) -> tuple[str, str]:
     if server and outcome.returncode == 0:
         why = "server exited before the chief finished"
     else:
-        why = "; ".join(x for x in (outcome.launcher_reason, error) if x) or exit_text(outcome.returncode,
-                                                                                      outcome.process)
+        why = "; ".join(x for x in (outcome.launcher_reason, error) if x) or exit_text(
+            outcome.returncode, outcome.process
+        )
     status = m.STATUS_TIMEOUT if outcome.time_limit else m.STATUS_FAILED
     return status, f"{where}: {why}" if where else why
 

@@ -168,7 +168,7 @@ def _attempt(
             if failed:
                 # Peers of a lost task fail too within a poll (UnavailableError): name a task killed by a signal
                 # first, as the likelier cause.
-                return None, min(failed, key=lambda r: (r.returncode is None or r.returncode >= 0))
+                return None, min(failed, key=lambda r: r.returncode is None or r.returncode >= 0)
             if all(r.returncode == 0 for r in runs if r.task.trainer):
                 return None, None
             now = time.monotonic()
@@ -250,8 +250,9 @@ class LocalLauncher(Launcher):
         trainers = [run for run in runs if run.task.trainer]
         try:
             with cluster_hosts(spec, job.run_id) as hosts:
-                done = run_tasks(runs, lambda run: job.argv(run.result_path), Watch.of(spec), spec.cluster,
-                                 hosts.placement)
+                done = run_tasks(
+                    runs, lambda run: job.argv(run.result_path), Watch.of(spec), spec.cluster, hosts.placement
+                )
         except NetworkError as error:
             return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))
         parts = {run.task.name: read_json(run.result_path) for run in runs}
@@ -300,8 +301,11 @@ class LocalLauncher(Launcher):
             lines.append(f"# {spec.config_id}: {spec.model} {spec.strategy} on {', '.join(hosts)}")
             argv = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
             for task, host in zip(tasks, hosts, strict=True):
-                env = (f"{contract.TF_CONFIG_ENV}={shlex.quote(contract.tf_config(addresses, task))} "
-                       if spec.cluster else "")
+                env = (
+                    f"{contract.TF_CONFIG_ENV}={shlex.quote(contract.tf_config(addresses, task))} "
+                    if spec.cluster
+                    else ""
+                )
                 lines.append(f"{host}: {env}{shlex.join(argv)}")
         return {"hosts.txt": "\n".join(lines) + "\n"}
 

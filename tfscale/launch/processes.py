@@ -24,8 +24,9 @@ LIVE: set[subprocess.Popen] = set()
 
 def start_worker(argv: list[str], log, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start a worker in its own session (its own process group), output to `log`, and register it as live."""
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+    )
     LIVE.add(process)
     return process
 

@@ -96,8 +96,18 @@ def srun_argv(spec: RunSpec, allocation_nodes: int, worker: list[str], job_id: s
     nodes, tasks = step_geometry(spec, allocation_nodes)
     minutes = max(1, math.ceil(spec.timeout_s / 60))  # Slurm's own limit on the step, beside tfscale's watchdog
     jobid = [f"--jobid={job_id}"] if job_id else []
-    return ["srun", *jobid, f"--nodes={nodes}", f"--ntasks={tasks}", "--overcommit", f"--job-name={step_name(spec)}",
-            "--kill-on-bad-exit=1", f"--time={minutes}", "--export=ALL", *worker]
+    return [
+        "srun",
+        *jobid,
+        f"--nodes={nodes}",
+        f"--ntasks={tasks}",
+        "--overcommit",
+        f"--job-name={step_name(spec)}",
+        "--kill-on-bad-exit=1",
+        f"--time={minutes}",
+        "--export=ALL",
+        *worker,
+    ]
 
 
 def step_env(port_base: int) -> dict[str, str]:
@@ -149,8 +159,14 @@ class Allocation:
             self.echo(f"slurm: running inside job {self.job_id} ({self.node_count} node(s))")
             return self
         argv = self.options.salloc_args(self.nodes, self.name)
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         reader = threading.Thread(target=lambda: self._stderr.extend(process.stderr), daemon=True)
         reader.start()
         try:
@@ -238,8 +254,14 @@ def run_step(spec: RunSpec, job_id: str, argv: list[str], log_path: Path, env: d
             raise
         kill_tree(process)
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    return StepOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - start, job_id,
-                       step_id, slurm_reason(text))
+    return StepOutcome(
+        None if timed_out else process.returncode,
+        timed_out,
+        time.monotonic() - start,
+        job_id,
+        step_id,
+        slurm_reason(text),
+    )
 
 
 class SlurmLauncher(Launcher):
@@ -248,8 +270,9 @@ class SlurmLauncher(Launcher):
 
     name = "slurm"
 
-    def __init__(self, options: SlurmOptions, specs: tuple[RunSpec, ...], job_name: str,
-                 echo: Callable[[str], None] = print):
+    def __init__(
+        self, options: SlurmOptions, specs: tuple[RunSpec, ...], job_name: str, echo: Callable[[str], None] = print
+    ):
         self.needed = bool(specs)
         nodes = allocation_nodes(specs, partition_nodes(options)) if specs else 1
         self.allocation = Allocation(options, nodes, job_name, echo)
@@ -265,7 +288,9 @@ class SlurmLauncher(Launcher):
 
     def unavailable(self, spec: RunSpec) -> str | None:
         if spec.network_link is not None:
-            return "simulated hosts (network_link) run with the local launcher only; a Slurm cluster has its own network"
+            return (
+                "simulated hosts (network_link) run with the local launcher only; a Slurm cluster has its own network"
+            )
         return None
 
     def run(self, job: Job) -> Outcome:
@@ -279,9 +304,15 @@ class SlurmLauncher(Launcher):
         parts = {task.name: read_json(job.result_path(task)) for task in tasks}
         label = f"step {step.job_id}.{step.step_id}" if step.step_id is not None else f"job {step.job_id}"
         outcome = Outcome(
-            step.duration_s, parts, [t.name for t in tasks if t.trainer], log_path,
-            columns={m.SLURM_JOB_ID: step.job_id, m.SLURM_STEP_ID: step.step_id,
-                     m.CLUSTER: contract.job_counts(tasks) if job.spec.cluster else None},
+            step.duration_s,
+            parts,
+            [t.name for t in tasks if t.trainer],
+            log_path,
+            columns={
+                m.SLURM_JOB_ID: step.job_id,
+                m.SLURM_STEP_ID: step.step_id,
+                m.CLUSTER: contract.job_counts(tasks) if job.spec.cluster else None,
+            },
             process="srun",
         )
         if step.timed_out:

@@ -28,8 +28,9 @@ class Stale:
     links: list[str]
 
 
-def find_stale(namespaces: list[str], links: list[str], alive: Callable[[int], bool], everything: bool = False
-               ) -> Stale:
+def find_stale(
+    namespaces: list[str], links: list[str], alive: Callable[[int], bool], everything: bool = False
+) -> Stale:
     """The tfscale namespaces whose owner process is gone, and the tfscale links not belonging to a live owner's
     namespaces (a link without any namespace left is stale too). Names of other software are never touched."""
     live_tokens, stale_ns = set(), []
@@ -41,8 +42,9 @@ def find_stale(namespaces: list[str], links: list[str], alive: Callable[[int], b
             live_tokens.add(token_of(match.group("owner")))
         else:
             stale_ns.append(name)
-    stale_links = [name for name in links
-                   if (match := _LINK.match(name)) is not None and match.group("token") not in live_tokens]
+    stale_links = [
+        name for name in links if (match := _LINK.match(name)) is not None and match.group("token") not in live_tokens
+    ]
     return Stale(stale_ns, stale_links)
 
 

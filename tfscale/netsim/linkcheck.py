@@ -44,14 +44,24 @@ def measure_link(layout: Layout, rate_bytes_per_s: float, sender: int = 0, recei
     timeout_s = 10 + 4 * size / rate_bytes_per_s
     address = layout.address(receiver)
     node_argv = [sys.executable, "-m", "tfscale.netsim.linkcheck"]
-    server = subprocess.Popen(layout.wrap(receiver, [*node_argv, "recv", address, str(PORT)]),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        layout.wrap(receiver, [*node_argv, "recv", address, str(PORT)]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         if server.stdout.readline().strip() != "ready":
             raise NetworkError(f"link check: receiver did not start: {server.stderr.read().strip()[-200:]}")
-        done = subprocess.run(layout.wrap(sender, [*node_argv, "send", address, str(PORT), str(size)]),
-                              capture_output=True, text=True, timeout=timeout_s, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            layout.wrap(sender, [*node_argv, "send", address, str(PORT), str(size)]),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             raise NetworkError(f"link check: sender failed: {done.stderr.strip()[-200:]}")
         seconds = float(done.stdout.strip())
@@ -62,8 +72,11 @@ def measure_link(layout: Layout, rate_bytes_per_s: float, sender: int = 0, recei
         server.wait()
         server.stdout.close()
         server.stderr.close()
-    return LinkCheck(size, seconds, f"TCP transfer of {size} bytes node {sender} -> node {receiver}, "
-                                    "connect to acknowledgement of the last byte")
+    return LinkCheck(
+        size,
+        seconds,
+        f"TCP transfer of {size} bytes node {sender} -> node {receiver}, connect to acknowledgement of the last byte",
+    )
 
 
 def _receive(address: str, port: int) -> None:

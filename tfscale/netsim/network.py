@@ -119,9 +119,23 @@ def setup_commands(layout: Layout, rate_bytes_per_s: float) -> list[list[str]]:
     tbf = ["tbf", "rate", rate, "burst", str(tbf_burst_bytes(rate_bytes_per_s)), "latency", TBF_LATENCY]
     # bridged frames must not go through the host's iptables (a FORWARD policy of DROP, as Docker sets, would
     # silently cut the nodes off)
-    commands = [["ip", "link", "add", layout.bridge, "type", "bridge", "nf_call_iptables", "0",
-                 "nf_call_ip6tables", "0", "nf_call_arptables", "0"],
-                ["ip", "link", "set", layout.bridge, "up"]]
+    commands = [
+        [
+            "ip",
+            "link",
+            "add",
+            layout.bridge,
+            "type",
+            "bridge",
+            "nf_call_iptables",
+            "0",
+            "nf_call_ip6tables",
+            "0",
+            "nf_call_arptables",
+            "0",
+        ],
+        ["ip", "link", "set", layout.bridge, "up"],
+    ]
     for node in range(layout.nodes):
         ns, host, peer = layout.namespace(node), layout.host_veth(node), layout.node_veth(node)
         commands += [
@@ -140,15 +154,18 @@ def setup_commands(layout: Layout, rate_bytes_per_s: float) -> list[list[str]]:
 
 def teardown_commands(layout: Layout) -> list[list[str]]:
     """Deleting a namespace deletes the veth end inside it, and with it the host end and its qdisc."""
-    return ([["ip", "netns", "delete", layout.namespace(n)] for n in range(layout.nodes)]
-            + [["ip", "link", "delete", layout.host_veth(n)] for n in range(layout.nodes)]
-            + [["ip", "link", "delete", layout.bridge]])
+    return (
+        [["ip", "netns", "delete", layout.namespace(n)] for n in range(layout.nodes)]
+        + [["ip", "link", "delete", layout.host_veth(n)] for n in range(layout.nodes)]
+        + [["ip", "link", "delete", layout.bridge]]
+    )
 
 
 def run_tool(command: list[str]) -> subprocess.CompletedProcess:
     """Run one ip/tc command; its exit status and stderr are the caller's to read."""
-    return subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL
+    )
 
 
 def leftovers(layout: Layout) -> list[str]:
@@ -200,8 +217,9 @@ class SimNetwork:
     def __exit__(self, *exc) -> None:
         left = self.remove()
         if left and exc[0] is None:
-            raise NetworkError(f"simulated network: could not remove {', '.join(left)}; "
-                               "run `tfscale clean-net` as root")
+            raise NetworkError(
+                f"simulated network: could not remove {', '.join(left)}; run `tfscale clean-net` as root"
+            )
 
     def remove(self) -> list[str]:
         """Delete everything of the layout that exists (each step best effort); return what is left."""

@@ -15,8 +15,9 @@ def parse_rate(text: str) -> float:
     """Bytes per second of a rate such as "100mbit" (case-insensitive). Raises ValueError."""
     match = _RATE.match(text.strip().lower()) if isinstance(text, str) else None
     if match is None or float(match.group(1)) <= 0:
-        raise ValueError(f"{text!r} is not a link rate; write a positive number and bit|kbit|mbit|gbit|tbit, "
-                         "e.g. 100mbit or 1gbit")
+        raise ValueError(
+            f"{text!r} is not a link rate; write a positive number and bit|kbit|mbit|gbit|tbit, e.g. 100mbit or 1gbit"
+        )
     return float(match.group(1)) * _UNITS[match.group(2)] / 8
 
 

@@ -63,8 +63,10 @@ def packed_plotlyjs() -> str:
 
 def plotly_scripts() -> str:
     """plotly.js packed, and the loader that unpacks it, draws every figure and renders packed tables."""
-    return (f'<script id="plotlyjs-gz" type="application/octet-stream">{packed_plotlyjs()}</script>\n'
-            f"<script>{LOADER.read_text(encoding='utf-8')}</script>")
+    return (
+        f'<script id="plotlyjs-gz" type="application/octet-stream">{packed_plotlyjs()}</script>\n'
+        f"<script>{LOADER.read_text(encoding='utf-8')}</script>"
+    )
 
 
 def figure_html(fig) -> str:
@@ -73,16 +75,61 @@ def figure_html(fig) -> str:
         return ""
     div = f"plot-{next(_ids)}"
     data = fig.to_json().replace("</", "<\\/")  # "</script>" inside a string must not end the script element
-    return (f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'
-            f'<script type="application/json" class="figure-data" data-for="{div}">{data}</script></div>')
-TABLE_COLUMNS = (m.CONFIG_ID, m.RUN_ID, m.STATUS, m.REASON, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.CROSS_DEVICE_OPS,
-                 m.COLLECTIVE, m.NUM_PS, m.PARTITIONER, m.PARALLELISM, m.STAGES, m.MICRO_BATCHES, m.TENSOR_PARALLEL,
-                 m.NODES, m.NETWORK_LINK, m.DEVICES_PER_NODE, m.REPLICAS, m.DEVICE_KIND, m.GLOBAL_BATCH_SIZE, m.BATCH_POLICY,
-                 m.PRECISION, m.JIT, m.PARAMS, m.FIRST_STEP_S, m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S,
-                 m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MAD_S, m.STEP_TIME_CV, m.THROUGHPUT_EXAMPLES_PER_S,
-                 m.THROUGHPUT_PER_REPLICA, m.SPEEDUP, m.SCALING_EFFICIENCY, m.SCALING, m.PEAK_MEMORY_BYTES,
-                 m.MEMORY_KIND, m.HOST_RSS_PEAK_BYTES, m.HOST_CPU_UTIL_MEAN, m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES,
-                 m.GPU_POWER_MEAN_W, m.NET_BYTES_PER_S, m.RANK_THROUGHPUT, m.STRAGGLER, m.PORT_RETRIES)
+    return (
+        f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'
+        f'<script type="application/json" class="figure-data" data-for="{div}">{data}</script></div>'
+    )
+
+
+TABLE_COLUMNS = (
+    m.CONFIG_ID,
+    m.RUN_ID,
+    m.STATUS,
+    m.REASON,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.STRATEGY,
+    m.CROSS_DEVICE_OPS,
+    m.COLLECTIVE,
+    m.NUM_PS,
+    m.PARTITIONER,
+    m.PARALLELISM,
+    m.STAGES,
+    m.MICRO_BATCHES,
+    m.TENSOR_PARALLEL,
+    m.NODES,
+    m.NETWORK_LINK,
+    m.DEVICES_PER_NODE,
+    m.REPLICAS,
+    m.DEVICE_KIND,
+    m.GLOBAL_BATCH_SIZE,
+    m.BATCH_POLICY,
+    m.PRECISION,
+    m.JIT,
+    m.PARAMS,
+    m.FIRST_STEP_S,
+    m.STEP_TIME_MEDIAN_S,
+    m.STEP_TIME_CI95_LOW_S,
+    m.STEP_TIME_CI95_HIGH_S,
+    m.STEP_TIME_MAD_S,
+    m.STEP_TIME_CV,
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.THROUGHPUT_PER_REPLICA,
+    m.SPEEDUP,
+    m.SCALING_EFFICIENCY,
+    m.SCALING,
+    m.PEAK_MEMORY_BYTES,
+    m.MEMORY_KIND,
+    m.HOST_RSS_PEAK_BYTES,
+    m.HOST_CPU_UTIL_MEAN,
+    m.GPU_UTIL_MEAN,
+    m.GPU_MEM_PEAK_BYTES,
+    m.GPU_POWER_MEAN_W,
+    m.NET_BYTES_PER_S,
+    m.RANK_THROUGHPUT,
+    m.STRAGGLER,
+    m.PORT_RETRIES,
+)
 
 
 def _cell(value: Any) -> tuple[str, str]:
@@ -103,14 +150,15 @@ def _column_cells(values) -> tuple[list[str], list[str]]:
 
 def packed_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> str:
     """A long table as packed rows (display text, sort keys, failed flag), paged and sorted by the loader."""
-    texts, keys = zip(*(_column_cells(frame[c] if c in frame else [None] * len(frame)) for c in columns),
-                      strict=True)
+    texts, keys = zip(*(_column_cells(frame[c] if c in frame else [None] * len(frame)) for c in columns), strict=True)
     bad = list(frame[m.STATUS] != m.STATUS_OK)
     rows = [{"text": [t[i] for t in texts], "key": [k[i] for k in keys], "bad": bad[i]} for i in range(len(frame))]
     holder = f"table-{next(_ids)}"
-    return (f'<div id="{holder}" class="bigtable"><p>{len(frame)} rows: unpacking...</p></div>'
-            f'<script type="application/octet-stream" class="table-data" data-for="{holder}">'
-            f'{pack({"columns": list(columns), "rows": rows})}</script>')
+    return (
+        f'<div id="{holder}" class="bigtable"><p>{len(frame)} rows: unpacking...</p></div>'
+        f'<script type="application/octet-stream" class="table-data" data-for="{holder}">'
+        f"{pack({'columns': list(columns), 'rows': rows})}</script>"
+    )
 
 
 def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
@@ -128,35 +176,82 @@ def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS)
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-LAYOUT_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.DEVICES, "layout", m.STRATEGY, m.THROUGHPUT_EXAMPLES_PER_S,
-                  m.SCALING_EFFICIENCY, m.STEP_TIME_MEDIAN_S, "rank_throughput_min", "rank_throughput_max",
-                  m.STRAGGLER)
+LAYOUT_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.DEVICES,
+    "layout",
+    m.STRATEGY,
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.SCALING_EFFICIENCY,
+    m.STEP_TIME_MEDIAN_S,
+    "rank_throughput_min",
+    "rank_throughput_max",
+    m.STRAGGLER,
+)
 
 
 def layout_section(rows: pd.DataFrame) -> str:
     if rows.empty:
-        return ("<p>No workload was run in more than one layout at the same total device count (for example "
-                "mirrored with devices_per_node: 2 and multi_worker_mirrored with nodes: 2).</p>")
-    return figure_html(figures.layout_figure(rows)) + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
+        return (
+            "<p>No workload was run in more than one layout at the same total device count (for example "
+            "mirrored with devices_per_node: 2 and multi_worker_mirrored with nodes: 2).</p>"
+        )
+    return (
+        figure_html(figures.layout_figure(rows)) + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
+    )
 
 
-CROSSCHECK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.STEP_TIME_MEDIAN_S, m.COMPUTE_TIME_S,
-                      m.COMM_TIME_EXPOSED_S, m.COMM_TIME_SPLIT_S, m.COMM_TIME_ISOLATED_S, m.COMM_TIME_TRACE_S,
-                      m.COMM_TIME_MODEL_S,
-                      "comm_fraction", m.OVERLAP_FRACTION, m.COMM_TIME_PULL_S, m.COMM_TIME_PUSH_S, m.TRACE_PATH,
-                      "notes")
+CROSSCHECK_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    m.STEP_TIME_MEDIAN_S,
+    m.COMPUTE_TIME_S,
+    m.COMM_TIME_EXPOSED_S,
+    m.COMM_TIME_SPLIT_S,
+    m.COMM_TIME_ISOLATED_S,
+    m.COMM_TIME_TRACE_S,
+    m.COMM_TIME_MODEL_S,
+    "comm_fraction",
+    m.OVERLAP_FRACTION,
+    m.COMM_TIME_PULL_S,
+    m.COMM_TIME_PUSH_S,
+    m.TRACE_PATH,
+    "notes",
+)
 
 
-LOSS_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.SCALING, m.STEP_TIME_MEDIAN_S, "ideal_step_s",
-                "gap_s", "comm_exposed_s", "straggler_wait_s", "input_wait_s", "rest_s", "gap_fraction")
+LOSS_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    m.SCALING,
+    m.STEP_TIME_MEDIAN_S,
+    "ideal_step_s",
+    "gap_s",
+    "comm_exposed_s",
+    "straggler_wait_s",
+    "input_wait_s",
+    "rest_s",
+    "gap_fraction",
+)
 
 
 def loss_section(frame: pd.DataFrame) -> str:
     rows = loss_breakdown(frame)
     if rows.empty:
         return "<p>No multi-device config with a baseline to compare with.</p>"
-    return "\n".join([figure_html(figures.loss_figure(rows)), f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
-                      f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>'])
+    return "\n".join(
+        [
+            figure_html(figures.loss_figure(rows)),
+            f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
+            f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>',
+        ]
+    )
 
 
 def prediction_section(frame: pd.DataFrame) -> str:
@@ -164,79 +259,177 @@ def prediction_section(frame: pd.DataFrame) -> str:
 
     checks = holdout(frame)
     if checks.empty:
-        return ("<p>No hold-out check: it needs a workload and strategy measured at two or more device counts "
-                "above one, with communication timed.</p>")
-    columns = (m.MODEL, m.STRATEGY, m.NETWORK_LINK, m.DEVICES, "fitted_on", "measured_step_s", "predicted_step_s", "error")
-    return (f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 16 64</code> '
-            f"predicts other counts.</p>" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns))
+        return (
+            "<p>No hold-out check: it needs a workload and strategy measured at two or more device counts "
+            "above one, with communication timed.</p>"
+        )
+    columns = (
+        m.MODEL,
+        m.STRATEGY,
+        m.NETWORK_LINK,
+        m.DEVICES,
+        "fitted_on",
+        "measured_step_s",
+        "predicted_step_s",
+        "error",
+    )
+    return (
+        f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 16 64</code> '
+        f"predicts other counts.</p>" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns)
+    )
 
 
 def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
     checks = comm_crosscheck(frame)
-    parts = [figure_html(figures.comm_breakdown_figure(checks)), figure_html(figures.comm_fraction_figure(checks)),
-             figure_html(figures.busbw_figure(sweeps))]
+    parts = [
+        figure_html(figures.comm_breakdown_figure(checks)),
+        figure_html(figures.comm_fraction_figure(checks)),
+        figure_html(figures.busbw_figure(sweeps)),
+    ]
     if not sweeps:
-        parts.append("<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
-                     "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>")
+        parts.append(
+            "<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
+            "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>"
+        )
     checks = checks.assign(status=m.STATUS_OK)  # the table shades failed rows; these are all shown plainly
     parts.append(f'<div class="tablewrap">{records_table(checks, CROSSCHECK_COLUMNS)}</div>')
     return "\n".join(p for p in parts if p)
 
 
-NETWORK_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.STRATEGY, m.NODES, m.NETWORK_LINK, m.LINK_BYTES_PER_S,
-                   m.LINK_MEASURED_BYTES_PER_S, "check_link_fraction", m.GRAD_BYTES, m.COMM_TIME_ISOLATED_S,
-                   m.BUSBW_BYTES_PER_S, m.BUSBW_LINK_FRACTION, "comm_vs_loopback", m.STEP_TIME_MEDIAN_S,
-                   m.SCALING_EFFICIENCY)
+NETWORK_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.STRATEGY,
+    m.NODES,
+    m.NETWORK_LINK,
+    m.LINK_BYTES_PER_S,
+    m.LINK_MEASURED_BYTES_PER_S,
+    "check_link_fraction",
+    m.GRAD_BYTES,
+    m.COMM_TIME_ISOLATED_S,
+    m.BUSBW_BYTES_PER_S,
+    m.BUSBW_LINK_FRACTION,
+    "comm_vs_loopback",
+    m.STEP_TIME_MEDIAN_S,
+    m.SCALING_EFFICIENCY,
+)
 
 
 def network_section(frame: pd.DataFrame) -> str:
     rows = network_rows(frame)
     if rows.empty:
-        return ("<p>No config ran on simulated hosts (suite option <code>network: {simulate: true, link: "
-                "1gbit}</code> or the axis <code>network_link</code>; needs root).</p>")
-    return "\n".join(p for p in [
-        f'<p class="method">{html.escape(NETWORK_METHOD)}</p>', figure_html(figures.link_fraction_figure(rows)),
-        figure_html(figures.efficiency_vs_link_figure(rows)),
-        f'<div class="tablewrap">{records_table(rows, NETWORK_COLUMNS)}</div>'] if p)
+        return (
+            "<p>No config ran on simulated hosts (suite option <code>network: {simulate: true, link: "
+            "1gbit}</code> or the axis <code>network_link</code>; needs root).</p>"
+        )
+    return "\n".join(
+        p
+        for p in [
+            f'<p class="method">{html.escape(NETWORK_METHOD)}</p>',
+            figure_html(figures.link_fraction_figure(rows)),
+            figure_html(figures.efficiency_vs_link_figure(rows)),
+            f'<div class="tablewrap">{records_table(rows, NETWORK_COLUMNS)}</div>',
+        ]
+        if p
+    )
 
 
-MODE_COLUMNS = (m.CONFIG_ID, m.MODEL, m.MODEL_SIZE, m.DEVICES, "mode", m.THROUGHPUT_EXAMPLES_PER_S,
-                m.STEP_TIME_MEDIAN_S, m.SCALING_EFFICIENCY, m.PARAM_BYTES_PER_DEVICE, m.STAGE_PARAM_BYTES,
-                m.PEAK_MEMORY_BYTES, m.MEMORY_KIND, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY)
+MODE_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.DEVICES,
+    "mode",
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.STEP_TIME_MEDIAN_S,
+    m.SCALING_EFFICIENCY,
+    m.PARAM_BYTES_PER_DEVICE,
+    m.STAGE_PARAM_BYTES,
+    m.PEAK_MEMORY_BYTES,
+    m.MEMORY_KIND,
+    m.BUBBLE_FRACTION,
+    m.BUBBLE_FRACTION_THEORY,
+)
 
 
 def modes_section(frame: pd.DataFrame) -> str:
     rows = mode_comparison(frame)
     if rows.empty:
-        return ("<p>No workload was run in more than one parallelism mode at the same device count (axis "
-                "<code>parallelism: [data, pipeline, tensor, hybrid]</code>).</p>")
+        return (
+            "<p>No workload was run in more than one parallelism mode at the same device count (axis "
+            "<code>parallelism: [data, pipeline, tensor, hybrid]</code>).</p>"
+        )
     methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
-    return "\n".join(p for p in [
-        f'<p class="method">{html.escape(MODES_NOTE)}</p>',
-        figure_html(figures.modes_figure(rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode",
-                                   "examples/s (global)")),
-        figure_html(figures.modes_figure(rows, m.PARAM_BYTES_PER_DEVICE, "Parameters held by the most loaded device",
-                                   "MiB per device", 1 / 2**20)),
-        figure_html(figures.modes_figure(rows[rows[m.PARALLELISM] == "pipeline"], m.BUBBLE_FRACTION,
-                                   "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))", "idle fraction")),
-        "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
-        f'<div class="tablewrap">{records_table(rows, MODE_COLUMNS)}</div>'] if p)
+    return "\n".join(
+        p
+        for p in [
+            f'<p class="method">{html.escape(MODES_NOTE)}</p>',
+            figure_html(
+                figures.modes_figure(
+                    rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode", "examples/s (global)"
+                )
+            ),
+            figure_html(
+                figures.modes_figure(
+                    rows,
+                    m.PARAM_BYTES_PER_DEVICE,
+                    "Parameters held by the most loaded device",
+                    "MiB per device",
+                    1 / 2**20,
+                )
+            ),
+            figure_html(
+                figures.modes_figure(
+                    rows[rows[m.PARALLELISM] == "pipeline"],
+                    m.BUBBLE_FRACTION,
+                    "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))",
+                    "idle fraction",
+                )
+            ),
+            "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
+            f'<div class="tablewrap">{records_table(rows, MODE_COLUMNS)}</div>',
+        ]
+        if p
+    )
 
 
-TELEMETRY_COLUMNS = (m.CONFIG_ID, m.MODEL, m.STRATEGY, m.DEVICES, m.HOST_CPU_UTIL_MEAN, m.NET_BYTES_PER_S,
-                     m.GPU_UTIL_MEAN, m.GPU_MEM_PEAK_BYTES, m.GPU_POWER_MEAN_W, m.TELEMETRY_SAMPLES,
-                     m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE, m.TELEMETRY_PATH)
+TELEMETRY_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    m.HOST_CPU_UTIL_MEAN,
+    m.NET_BYTES_PER_S,
+    m.GPU_UTIL_MEAN,
+    m.GPU_MEM_PEAK_BYTES,
+    m.GPU_POWER_MEAN_W,
+    m.TELEMETRY_SAMPLES,
+    m.TELEMETRY_WINDOW,
+    m.GPU_TELEMETRY_NOTE,
+    m.TELEMETRY_PATH,
+)
 
 
 def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str:
     if m.TELEMETRY_PATH not in frame or frame[m.TELEMETRY_PATH].isna().all():
         return "<p>No telemetry in these runs (telemetry_hz: 0, or records from before telemetry).</p>"
-    parts = [figure_html(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
-             figure_html(figures.telemetry_figure(series, "workers_rss_bytes", 1 / 2**20,
-                                            "Workers' resident memory over time (process trees summed)", "MiB")),
-             figure_html(figures.telemetry_figure(series, "gpu_util_percent", 1.0, "GPU utilisation over time (NVML)", "%")),
-             figure_html(figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20,
-                                            "GPU memory used over time (NVML)", "MiB"))]
+    parts = [
+        figure_html(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
+        figure_html(
+            figures.telemetry_figure(
+                series,
+                "workers_rss_bytes",
+                1 / 2**20,
+                "Workers' resident memory over time (process trees summed)",
+                "MiB",
+            )
+        ),
+        figure_html(figures.telemetry_figure(series, "gpu_util_percent", 1.0, "GPU utilisation over time (NVML)", "%")),
+        figure_html(
+            figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20, "GPU memory used over time (NVML)", "MiB")
+        ),
+    ]
     notes = sorted(set(frame[m.GPU_TELEMETRY_NOTE].dropna()))
     if notes:
         parts.append("<p>GPU telemetry is empty: " + html.escape("; ".join(notes)) + "</p>")
@@ -283,9 +476,11 @@ def plot_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     runs = frame[m.RUN_ID].nunique()
     if runs <= MANY_RUNS:
         return frame, ""
-    return condense(frame), (f"These {runs} runs are shown one config at a time in the plots and section tables: "
-                             "medians over the runs, error bars and boxes showing the spread of the runs' medians. "
-                             "The last table lists every record.")
+    return condense(frame), (
+        f"These {runs} runs are shown one config at a time in the plots and section tables: "
+        "medians over the runs, error bars and boxes showing the spread of the runs' medians. "
+        "The last table lists every record."
+    )
 
 
 def warnings_html(notes: list[str]) -> str:
@@ -294,21 +489,35 @@ def warnings_html(notes: list[str]) -> str:
         return "<p>None.</p>"
     counts = Counter(notes)
     notes = [n + (f" (in {counts[n]} records)" if counts[n] > 1 else "") for n in dict.fromkeys(notes)]
-    items = "".join(f'<li class="{"prominent" if i == 0 and "Logical CPU" in n else ""}">{html.escape(n)}</li>'
-                    for i, n in enumerate(notes[:MAX_WARNINGS]))
+    items = "".join(
+        f'<li class="{"prominent" if i == 0 and "Logical CPU" in n else ""}">{html.escape(n)}</li>'
+        for i, n in enumerate(notes[:MAX_WARNINGS])
+    )
     more = f"<li>... and {len(notes) - MAX_WARNINGS} more (see the table)</li>" if len(notes) > MAX_WARNINGS else ""
     return f"<ul>{items}{more}</ul>"
 
 
-def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, sweeps: list[dict] | None = None,
-           series: dict[str, pd.DataFrame] | None = None) -> str:
+def render(
+    frame: pd.DataFrame,
+    envs: dict[str, dict[str, Any]],
+    title: str,
+    sweeps: list[dict] | None = None,
+    series: dict[str, pd.DataFrame] | None = None,
+) -> str:
     """The report's HTML text for an (unanalysed) records frame."""
     global _ids
     _ids = itertools.count()  # the same records give the same HTML
     frame = add_scaling(frame)
     view, view_note = plot_view(frame)
-    plots = [figure_html(build(view)) for build in (figures.throughput_figure, figures.efficiency_figure,
-                                                    figures.step_time_figure, figures.memory_figure)]
+    plots = [
+        figure_html(build(view))
+        for build in (
+            figures.throughput_figure,
+            figures.efficiency_figure,
+            figures.step_time_figure,
+            figures.memory_figure,
+        )
+    ]
     plots = [p for p in plots if p]
     if view_note and plots:
         plots.insert(0, f'<p class="method">{html.escape(view_note)}</p>')
@@ -317,8 +526,9 @@ def render(frame: pd.DataFrame, envs: dict[str, dict[str, Any]], title: str, swe
     replacements = {
         "{{title}}": html.escape(title),
         "{{plotlyjs}}": plotly_scripts(),
-        "{{summary}}": html.escape(f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; "
-                                   f"tfscale {__version__}"),
+        "{{summary}}": html.escape(
+            f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; tfscale {__version__}"
+        ),
         "{{warnings}}": warnings_html(warnings_for(frame)),
         "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
         "{{table}}": records_table(frame),

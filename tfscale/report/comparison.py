@@ -11,28 +11,53 @@ from tfscale import metrics as m
 from tfscale.compare import ALPHA
 from tfscale.report import figure_html, plotly_scripts, records_table
 
-COLUMNS = (m.CONFIG_ID, "matched_by", m.MODEL, m.STRATEGY, m.DEVICES, "base_throughput", "new_throughput",
-           "throughput_change", "base_efficiency", "new_efficiency", "efficiency_change", "step_time_ratio",
-           "mann_whitney_u", "p_value", "significant", "regression", "improvement")
+COLUMNS = (
+    m.CONFIG_ID,
+    "matched_by",
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    "base_throughput",
+    "new_throughput",
+    "throughput_change",
+    "base_efficiency",
+    "new_efficiency",
+    "efficiency_change",
+    "step_time_ratio",
+    "mann_whitney_u",
+    "p_value",
+    "significant",
+    "regression",
+    "improvement",
+)
 
 
 def change_figure(rows: pd.DataFrame) -> go.Figure:
     labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
-    colours = ["#d62728" if r["regression"] else "#2ca02c" if r["improvement"] else "#7f7f7f"
-               for _, r in rows.iterrows()]
+    colours = [
+        "#d62728" if r["regression"] else "#2ca02c" if r["improvement"] else "#7f7f7f" for _, r in rows.iterrows()
+    ]
     fig = go.Figure(go.Bar(x=labels, y=rows["throughput_change"] * 100, marker_color=colours))
-    fig.update_layout(title="Throughput change, NEW vs BASE (red: significant regression, green: significant "
-                            "improvement, grey: within the threshold or not significant)",
-                      yaxis_title="%", height=460, xaxis_tickangle=-30, margin={"b": 160})
+    fig.update_layout(
+        title="Throughput change, NEW vs BASE (red: significant regression, green: significant "
+        "improvement, grey: within the threshold or not significant)",
+        yaxis_title="%",
+        height=460,
+        xaxis_tickangle=-30,
+        margin={"b": 160},
+    )
     return fig
 
 
-def render_comparison(rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]], base: str, new: str,
-                      threshold: float) -> str:
+def render_comparison(
+    rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]], base: str, new: str, threshold: float
+) -> str:
     plot = figure_html(change_figure(rows)) if not rows.empty else ""
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
-    env_rows = "".join(f"<tr class=\"differs\"><th>{html.escape(k)}</th><td>{html.escape(a)}</td>"
-                       f"<td>{html.escape(b)}</td></tr>" for k, a, b in env_diffs)
+    env_rows = "".join(
+        f'<tr class="differs"><th>{html.escape(k)}</th><td>{html.escape(a)}</td><td>{html.escape(b)}</td></tr>'
+        for k, a, b in env_diffs
+    )
     table = records_table(rows.assign(status=m.STATUS_OK), COLUMNS) if not rows.empty else "<p>No config matched.</p>"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tfscale compare</title>

@@ -14,8 +14,9 @@ MIB = 1024.0 * 1024.0
 
 def workload_label(row: pd.Series) -> str:
     size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
-    return (f"{row[m.MODEL]}{size} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
-            + (" xla" if row[m.JIT] else ""))
+    return f"{row[m.MODEL]}{size} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}" + (
+        " xla" if row[m.JIT] else ""
+    )
 
 
 def strategy_label(row: pd.Series) -> str:
@@ -72,12 +73,23 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     if ok.empty:
         return None
     ok = _ci_error_columns(ok)
-    fig = px.line(ok, x=m.DEVICES, y=m.THROUGHPUT_EXAMPLES_PER_S, color="strategy_label", facet_col="workload",
-                  facet_col_wrap=wrap, markers=True, line_dash=m.RUN_ID if ok[m.RUN_ID].nunique() > 1 else None,
-                  error_y="ci_plus", error_y_minus="ci_minus",
-                  hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
-                  labels={m.DEVICES: "devices (nodes x devices per node)",
-                          m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)"})
+    fig = px.line(
+        ok,
+        x=m.DEVICES,
+        y=m.THROUGHPUT_EXAMPLES_PER_S,
+        color="strategy_label",
+        facet_col="workload",
+        facet_col_wrap=wrap,
+        markers=True,
+        line_dash=m.RUN_ID if ok[m.RUN_ID].nunique() > 1 else None,
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
+        hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STEP_TIME_MEDIAN_S],
+        labels={
+            m.DEVICES: "devices (nodes x devices per node)",
+            m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)",
+        },
+    )
     return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
 
 
@@ -87,13 +99,23 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     if ok.empty:
         return None
     ok["workload"] = ok["workload"] + " (" + ok[m.SCALING] + " scaling)"
-    fig = px.line(ok, x=m.DEVICES, y=m.SCALING_EFFICIENCY, color="strategy_label", facet_col="workload",
-                  facet_col_wrap=wrap, markers=True, hover_data=[m.CONFIG_ID, m.SPEEDUP, m.BASELINE_CONFIG_ID],
-                  labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"})
-    fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal",
-                  annotation_position="top left")
-    return _layout(fig, "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1))",
-                   _facet_rows(ok, wrap))
+    fig = px.line(
+        ok,
+        x=m.DEVICES,
+        y=m.SCALING_EFFICIENCY,
+        color="strategy_label",
+        facet_col="workload",
+        facet_col_wrap=wrap,
+        markers=True,
+        hover_data=[m.CONFIG_ID, m.SPEEDUP, m.BASELINE_CONFIG_ID],
+        labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"},
+    )
+    fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal", annotation_position="top left")
+    return _layout(
+        fig,
+        "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1))",
+        _facet_rows(ok, wrap),
+    )
 
 
 def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:
@@ -102,12 +124,27 @@ def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:
         return None
     fig = go.Figure()
     for _, row in ok.iterrows():
-        fig.add_trace(go.Box(y=[t * 1e3 for t in row[m.STEP_TIMES_S]], name=config_label(row), boxpoints="all",
-                             jitter=0.3, pointpos=0, marker_size=3, showlegend=False))
+        fig.add_trace(
+            go.Box(
+                y=[t * 1e3 for t in row[m.STEP_TIMES_S]],
+                name=config_label(row),
+                boxpoints="all",
+                jitter=0.3,
+                pointpos=0,
+                marker_size=3,
+                showlegend=False,
+            )
+        )
     runs = frame.attrs.get("condensed_runs")
-    fig.update_layout(title=f"Median step time of each of {runs} runs" if runs else
-                      "Step-time distributions (timed windows only; warm-up excluded)",
-                      yaxis_title="step time (ms)", height=520, xaxis_tickangle=-40, margin={"b": 220})
+    fig.update_layout(
+        title=f"Median step time of each of {runs} runs"
+        if runs
+        else "Step-time distributions (timed windows only; warm-up excluded)",
+        yaxis_title="step time (ms)",
+        height=520,
+        xaxis_tickangle=-40,
+        margin={"b": 220},
+    )
     return fig
 
 
@@ -119,10 +156,21 @@ def memory_figure(frame: pd.DataFrame) -> go.Figure | None:
     ok["label"] = ok.apply(config_label, axis=1)
     ok["peak_mib"] = ok[m.PEAK_MEMORY_BYTES] / MIB
     kinds = ", ".join(sorted(ok[m.MEMORY_KIND].dropna().unique()))
-    fig = px.bar(ok, x="label", y="peak_mib", color="strategy_label", hover_data=[m.MEMORY_KIND],
-                 labels={"label": "config", "peak_mib": "peak memory per device (MiB)"})
-    fig.update_layout(title=f"Peak memory per device ({kinds})", height=520, xaxis_tickangle=-40,
-                      margin={"b": 220}, legend_title_text="strategy")
+    fig = px.bar(
+        ok,
+        x="label",
+        y="peak_mib",
+        color="strategy_label",
+        hover_data=[m.MEMORY_KIND],
+        labels={"label": "config", "peak_mib": "peak memory per device (MiB)"},
+    )
+    fig.update_layout(
+        title=f"Peak memory per device ({kinds})",
+        height=520,
+        xaxis_tickangle=-40,
+        margin={"b": 220},
+        legend_title_text="strategy",
+    )
     return fig
 
 
@@ -133,14 +181,28 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     rows = _ci_error_columns(rows.copy())
     rows["panel"] = rows.apply(lambda r: f"{workload_label(r)} @ {r[m.DEVICES]} devices", axis=1)
     rows["efficiency"] = rows[m.SCALING_EFFICIENCY].map(lambda e: "" if pd.isna(e) else f"eff {e:.2f}")
-    fig = px.bar(rows, x="layout", y=m.THROUGHPUT_EXAMPLES_PER_S, color=m.STRATEGY, facet_col="panel",
-                 facet_col_wrap=wrap, text="efficiency", error_y="ci_plus", error_y_minus="ci_minus",
-                 hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
-                 barmode="group", labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", "layout": ""})
+    fig = px.bar(
+        rows,
+        x="layout",
+        y=m.THROUGHPUT_EXAMPLES_PER_S,
+        color=m.STRATEGY,
+        facet_col="panel",
+        facet_col_wrap=wrap,
+        text="efficiency",
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
+        hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
+        barmode="group",
+        labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", "layout": ""},
+    )
     rows_count = max(1, -(-rows["panel"].nunique() // wrap))
-    fig.update_layout(title="Same device count, different layouts: 1 node x N devices vs N nodes x 1 device vs "
-                            f"parameter servers (bars: {_bars(rows)}; text: scaling efficiency)",
-                      height=380 * rows_count + 80, margin={"t": 90}, legend_title_text="strategy")
+    fig.update_layout(
+        title="Same device count, different layouts: 1 node x N devices vs N nodes x 1 device vs "
+        f"parameter servers (bars: {_bars(rows)}; text: scaling efficiency)",
+        height=380 * rows_count + 80,
+        margin={"t": 90},
+        legend_title_text="strategy",
+    )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_xaxes(matches=None, showticklabels=True)
@@ -153,12 +215,20 @@ def comm_breakdown_figure(checks: pd.DataFrame) -> go.Figure | None:
     if rows.empty:
         return None
     labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
-    fig = go.Figure([
-        go.Bar(name="compute (gradients only)", x=labels, y=rows[m.COMPUTE_TIME_S] * 1e3),
-        go.Bar(name="exposed communication (fused - compute)", x=labels, y=rows[m.COMM_TIME_EXPOSED_S] * 1e3),
-    ])
-    fig.update_layout(barmode="stack", title="Step time breakdown: the two parts add up to the median fused step",
-                      yaxis_title="ms per step", height=480, xaxis_tickangle=-30, margin={"b": 160})
+    fig = go.Figure(
+        [
+            go.Bar(name="compute (gradients only)", x=labels, y=rows[m.COMPUTE_TIME_S] * 1e3),
+            go.Bar(name="exposed communication (fused - compute)", x=labels, y=rows[m.COMM_TIME_EXPOSED_S] * 1e3),
+        ]
+    )
+    fig.update_layout(
+        barmode="stack",
+        title="Step time breakdown: the two parts add up to the median fused step",
+        yaxis_title="ms per step",
+        height=480,
+        xaxis_tickangle=-30,
+        margin={"b": 160},
+    )
     return fig
 
 
@@ -166,8 +236,15 @@ def comm_fraction_figure(checks: pd.DataFrame) -> go.Figure | None:
     rows = checks[checks["comm_fraction"].notna()].sort_values([m.MODEL, m.STRATEGY, m.DEVICES])
     if rows.empty:
         return None
-    fig = px.line(rows, x=m.DEVICES, y="comm_fraction", color=m.STRATEGY, facet_col=m.MODEL, markers=True,
-                  labels={"comm_fraction": "exposed communication / step", m.DEVICES: "devices"})
+    fig = px.line(
+        rows,
+        x=m.DEVICES,
+        y="comm_fraction",
+        color=m.STRATEGY,
+        facet_col=m.MODEL,
+        markers=True,
+        labels={"comm_fraction": "exposed communication / step", m.DEVICES: "devices"},
+    )
     fig.update_layout(title="Share of the step spent in exposed gradient communication", height=400)
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_xaxes(dtick=1)
@@ -181,22 +258,39 @@ def busbw_figure(sweeps: list[dict]) -> go.Figure | None:
     fig = go.Figure()
     for sweep in sweeps:
         link = sweep.get("network_link")
-        name = (f"{sweep['strategy']} {sweep['nodes']}x{sweep['devices_per_node']} {sweep['device']}"
-                f" ({sweep['replicas']} replicas)" + (f" @{link}" if link else ""))
+        name = (
+            f"{sweep['strategy']} {sweep['nodes']}x{sweep['devices_per_node']} {sweep['device']}"
+            f" ({sweep['replicas']} replicas)" + (f" @{link}" if link else "")
+        )
         sizes = [r["size_bytes"] for r in sweep["rows"]]
-        fig.add_trace(go.Scatter(x=sizes, mode="lines+markers", name=name,
-                                 y=[r["busbw_bytes_per_s"] / 1e9 for r in sweep["rows"]]))
+        fig.add_trace(
+            go.Scatter(
+                x=sizes, mode="lines+markers", name=name, y=[r["busbw_bytes_per_s"] / 1e9 for r in sweep["rows"]]
+            )
+        )
         if sweep.get("link_bytes_per_s"):  # the simulated link's limit, to read the curve against
-            fig.add_trace(go.Scatter(x=[sizes[0], sizes[-1]], y=[sweep["link_bytes_per_s"] / 1e9] * 2,
-                                     mode="lines", line={"dash": "dash"}, name=f"link {link} (limit)"))
-    fig.update_layout(title="All-reduce bus bandwidth vs message size (commbench; busbw = S/t x 2(n-1)/n)",
-                      xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=420)
+            fig.add_trace(
+                go.Scatter(
+                    x=[sizes[0], sizes[-1]],
+                    y=[sweep["link_bytes_per_s"] / 1e9] * 2,
+                    mode="lines",
+                    line={"dash": "dash"},
+                    name=f"link {link} (limit)",
+                )
+            )
+    fig.update_layout(
+        title="All-reduce bus bandwidth vs message size (commbench; busbw = S/t x 2(n-1)/n)",
+        xaxis_title="message size (bytes)",
+        yaxis_title="busbw (GB/s)",
+        height=420,
+    )
     fig.update_xaxes(type="log", dtick="D2")
     return fig
 
 
-def telemetry_figure(series: dict[str, pd.DataFrame], column: str, scale: float, title: str,
-                     axis: str) -> go.Figure | None:
+def telemetry_figure(
+    series: dict[str, pd.DataFrame], column: str, scale: float, title: str, axis: str
+) -> go.Figure | None:
     """One line per config of a sampled column over time (the telemetry CSVs)."""
     lines = {label: frame for label, frame in series.items() if column in frame and frame[column].notna().any()}
     if not lines:
@@ -209,8 +303,12 @@ def telemetry_figure(series: dict[str, pd.DataFrame], column: str, scale: float,
     return fig
 
 
-BREAKDOWN_TERMS = (("comm_exposed_fraction", "exposed communication"), ("straggler_wait_fraction", "straggler wait"),
-                   ("input_wait_fraction", "input wait"), ("rest_fraction", "rest (compute growth, overheads)"))
+BREAKDOWN_TERMS = (
+    ("comm_exposed_fraction", "exposed communication"),
+    ("straggler_wait_fraction", "straggler wait"),
+    ("input_wait_fraction", "input wait"),
+    ("rest_fraction", "rest (compute growth, overheads)"),
+)
 
 
 def loss_figure(rows: pd.DataFrame) -> go.Figure | None:
@@ -219,9 +317,15 @@ def loss_figure(rows: pd.DataFrame) -> go.Figure | None:
         return None
     labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
     fig = go.Figure([go.Bar(name=name, x=labels, y=rows[column]) for column, name in BREAKDOWN_TERMS])
-    fig.update_layout(barmode="relative", title="Where the efficiency went: gap to the ideal step, as a fraction of "
-                      "the measured step (the bars add up to the gap)", yaxis_title="fraction of the step",
-                      height=480, xaxis_tickangle=-30, margin={"b": 160})
+    fig.update_layout(
+        barmode="relative",
+        title="Where the efficiency went: gap to the ideal step, as a fraction of "
+        "the measured step (the bars add up to the gap)",
+        yaxis_title="fraction of the step",
+        height=480,
+        xaxis_tickangle=-30,
+        margin={"b": 160},
+    )
     return fig
 
 
@@ -230,12 +334,21 @@ def link_fraction_figure(rows: pd.DataFrame) -> go.Figure | None:
     if rows.empty:
         return None
     labels = [config_label(r) for _, r in rows.iterrows()]
-    fig = go.Figure([go.Bar(name="all-reduce busbw / link", x=labels, y=rows[m.BUSBW_LINK_FRACTION]),
-                     go.Bar(name="TCP check / link", x=labels, y=rows["check_link_fraction"])])
+    fig = go.Figure(
+        [
+            go.Bar(name="all-reduce busbw / link", x=labels, y=rows[m.BUSBW_LINK_FRACTION]),
+            go.Bar(name="TCP check / link", x=labels, y=rows["check_link_fraction"]),
+        ]
+    )
     fig.add_hline(y=1.0, line_dash="dash", annotation_text="link rate")
-    fig.update_layout(title="Bandwidth reached on simulated hosts, as a fraction of the shaped link",
-                      yaxis_title="fraction of link rate", barmode="group", height=480, xaxis_tickangle=-30,
-                      margin={"b": 180})
+    fig.update_layout(
+        title="Bandwidth reached on simulated hosts, as a fraction of the shaped link",
+        yaxis_title="fraction of link rate",
+        barmode="group",
+        height=480,
+        xaxis_tickangle=-30,
+        margin={"b": 180},
+    )
     return fig
 
 
@@ -246,25 +359,39 @@ def efficiency_vs_link_figure(rows: pd.DataFrame) -> go.Figure | None:
         return None
     rows["curve"] = rows.apply(lambda r: f"{workload_label(r)}, {r[m.STRATEGY]} {r[m.NODES]} nodes", axis=1)
     rows["link_gbit_s"] = rows[m.LINK_BYTES_PER_S].astype(float) * 8 / 1e9
-    fig = px.line(rows.sort_values("link_gbit_s"), x="link_gbit_s", y=m.SCALING_EFFICIENCY, color="curve",
-                  markers=True, hover_data=[m.CONFIG_ID, m.NETWORK_LINK, m.STEP_TIME_MEDIAN_S],
-                  labels={"link_gbit_s": "link rate per node (Gbit/s)", "curve": ""})
+    fig = px.line(
+        rows.sort_values("link_gbit_s"),
+        x="link_gbit_s",
+        y=m.SCALING_EFFICIENCY,
+        color="curve",
+        markers=True,
+        hover_data=[m.CONFIG_ID, m.NETWORK_LINK, m.STEP_TIME_MEDIAN_S],
+        labels={"link_gbit_s": "link rate per node (Gbit/s)", "curve": ""},
+    )
     fig.update_layout(title="Scaling efficiency vs link rate (simulated hosts)", height=440)
     fig.update_xaxes(type="log")
     return fig
 
 
-def modes_figure(rows: pd.DataFrame, column: str, title: str, axis: str, scale: float = 1.0,
-                 wrap: int = 3) -> go.Figure | None:
+def modes_figure(
+    rows: pd.DataFrame, column: str, title: str, axis: str, scale: float = 1.0, wrap: int = 3
+) -> go.Figure | None:
     """One bar per parallelism mode, a panel per workload and device count (rows from analysis.mode_comparison)."""
     rows = rows[rows[column].notna()].copy()
     if rows.empty:
         return None
     rows["panel"] = rows.apply(lambda r: f"{workload_label(r)} @ {r[m.DEVICES]} devices", axis=1)
     rows["value"] = rows[column].astype(float) * scale
-    fig = px.bar(rows, x="mode", y="value", color=m.PARALLELISM, facet_col="panel", facet_col_wrap=wrap,
-                 hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
-                 labels={"value": axis, "mode": ""})
+    fig = px.bar(
+        rows,
+        x="mode",
+        y="value",
+        color=m.PARALLELISM,
+        facet_col="panel",
+        facet_col_wrap=wrap,
+        hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
+        labels={"value": axis, "mode": ""},
+    )
     panels = max(1, -(-rows["panel"].nunique() // wrap))
     fig.update_layout(title=title, height=460 * panels + 80, margin={"t": 90}, legend_title_text="parallelism")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))

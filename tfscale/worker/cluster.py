@@ -49,7 +49,10 @@ def slurm_resolver(spec: RunSpec):
     return tf.distribute.cluster_resolver.SlurmClusterResolver(
         jobs=contract.job_counts(contract.tasks_of(spec)),
         port_base=int(os.environ.get(PORT_BASE_ENV, contract.DEFAULT_PORT_BASE)),
-        gpus_per_node=tasks_per_node * per_task, gpus_per_task=per_task, auto_set_gpu=spec.device == "gpu")
+        gpus_per_node=tasks_per_node * per_task,
+        gpus_per_task=per_task,
+        auto_set_gpu=spec.device == "gpu",
+    )
 
 
 def cluster_resolver(spec: RunSpec):
@@ -85,8 +88,14 @@ def serve(spec: RunSpec, stop_file: str) -> None:
     setup_devices(spec.device, spec.devices_per_node)
     resolver = cluster_resolver(spec)
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=SERVER_INTER_OP_THREADS)
-    tf.distribute.Server(resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id,
-                         protocol=resolver.rpc_layer or "grpc", config=config, start=True)
+    tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        config=config,
+        start=True,
+    )
     report_progress("serving")
     while not os.path.exists(stop_file):
         time.sleep(STOP_POLL_S)

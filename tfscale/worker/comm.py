@@ -88,8 +88,7 @@ def isolated_all_reduce(strategy: tf.distribute.Strategy, variables: list) -> Ca
         reduced = all_reduce(strategy, list(payload))
         # One element of each result: returning depends on every reduction (some cross-device ops are not
         # stateful and would be pruned), without summing megabytes inside the timed call.
-        firsts = [tf.cast(tf.reshape(strategy.experimental_local_results(t)[0], [-1])[0], tf.float32)
-                  for t in reduced]
+        firsts = [tf.cast(tf.reshape(strategy.experimental_local_results(t)[0], [-1])[0], tf.float32) for t in reduced]
         return tf.add_n(firsts)
 
     return step
@@ -102,8 +101,12 @@ class CommSamples:
     isolated_s: list[float]
 
 
-def _time(call: Callable[[], object], sync: Callable[[object], object], samples: int,
-          before: Callable[[], object] | None = None) -> list[float]:
+def _time(
+    call: Callable[[], object],
+    sync: Callable[[object], object],
+    samples: int,
+    before: Callable[[], object] | None = None,
+) -> list[float]:
     """`samples` timed calls after one untimed warm-up call; `before` runs untimed ahead of each call."""
     args = before() if before else None
     sync(call(*(() if args is None else (args,))))
@@ -117,8 +120,9 @@ def _time(call: Callable[[], object], sync: Callable[[object], object], samples:
     return times
 
 
-def measure(strategy, gradients, optimizer, variables, iterator, samples: int,
-            sync: Callable[[object], object]) -> CommSamples:
+def measure(
+    strategy, gradients, optimizer, variables, iterator, samples: int, sync: Callable[[object], object]
+) -> CommSamples:
     """Time compute-only, split and isolated steps, `samples` each (the first call of each is untimed)."""
     compute = compute_only_step(strategy, gradients, iterator)
     split = reduce_and_update_step(strategy, optimizer, variables)
@@ -136,11 +140,13 @@ def measure(strategy, gradients, optimizer, variables, iterator, samples: int,
     )
 
 
-METHOD = ("medians of {n} timed calls each (one untimed call first), each ended by a host sync: compute = "
-          "strategy.run of forward+backward only; split = replica-context all_reduce of the computed gradients + "
-          "per-variable optimizer.update_step via strategy.extended.update (gradients computed untimed before "
-          "each call); isolated = the same all_reduce of ones shaped like the gradients; exposed = fused median - "
-          "compute median")
+METHOD = (
+    "medians of {n} timed calls each (one untimed call first), each ended by a host sync: compute = "
+    "strategy.run of forward+backward only; split = replica-context all_reduce of the computed gradients + "
+    "per-variable optimizer.update_step via strategy.extended.update (gradients computed untimed before "
+    "each call); isolated = the same all_reduce of ones shaped like the gradients; exposed = fused median - "
+    "compute median"
+)
 
 
 def figures(samples: CommSamples, fused_s: float, grad_bytes: int, replicas: int) -> dict:
@@ -148,7 +154,11 @@ def figures(samples: CommSamples, fused_s: float, grad_bytes: int, replicas: int
     from tfscale import metrics as m
     from tfscale.comm import comm_figures
 
-    return comm_figures(fused_s=fused_s, compute_s=statistics.median(samples.compute_s),
-                        split_s=statistics.median(samples.split_s),
-                        isolated_s=statistics.median(samples.isolated_s), grad_bytes=grad_bytes,
-                        replicas=replicas) | {m.COMM_METHOD: METHOD.format(n=len(samples.compute_s))}
+    return comm_figures(
+        fused_s=fused_s,
+        compute_s=statistics.median(samples.compute_s),
+        split_s=statistics.median(samples.split_s),
+        isolated_s=statistics.median(samples.isolated_s),
+        grad_bytes=grad_bytes,
+        replicas=replicas,
+    ) | {m.COMM_METHOD: METHOD.format(n=len(samples.compute_s))}

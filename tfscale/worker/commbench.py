@@ -40,5 +40,7 @@ def run_commbench(spec: RunSpec, strategy: tf.distribute.Strategy) -> list[dict]
     return rows
 
 
-METHOD = ("replica-context all_reduce (SUM) of one float32 tensor of size_bytes per replica; time_s = median of "
-          "{n} timed calls after {w} untimed, each ended by a host sync")
+METHOD = (
+    "replica-context all_reduce (SUM) of one float32 tensor of size_bytes per replica; time_s = median of "
+    "{n} timed calls after {w} untimed, each ended by a host sync"
+)

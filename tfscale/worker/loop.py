@@ -93,6 +93,7 @@ def host_sync(device: str, multi_worker: bool = False) -> tuple[Callable[[tf.Ten
         # sync_devices() fails under MultiWorkerMirrored (seen with TF 2.21): the reduced loss is the sync point.
         return (lambda loss: float(loss.numpy())), "all-reduced loss fetched to host (sync_devices fails here)"
     if device == "gpu":
+
         def sync(loss: tf.Tensor) -> float:
             value = float(loss.numpy())
             tf.test.experimental.sync_devices()  # also waits for the weight updates still queued on the GPUs
@@ -114,9 +115,16 @@ class LoopResult:
     extra: dict = field(default_factory=dict)  # strategy-specific record columns (e.g. ParameterServer ranks)
 
 
-def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, steps: int, window_steps: int,
-                   sync: Callable[[tf.Tensor], float], how: str,
-                   on_window: Callable[[str], None] | None = None) -> LoopResult:
+def run_timed_loop(
+    train_step: Callable[[], tf.Tensor],
+    *,
+    warmup_steps: int,
+    steps: int,
+    window_steps: int,
+    sync: Callable[[tf.Tensor], float],
+    how: str,
+    on_window: Callable[[str], None] | None = None,
+) -> LoopResult:
     """Warm up (the first step timed on its own), then time `steps // window_steps` windows, each ended by `sync`
     (host_sync gives it and `how`, the sentence that says what it does)."""
     start = time.perf_counter()
@@ -138,6 +146,8 @@ def run_timed_loop(train_step: Callable[[], tf.Tensor], *, warmup_steps: int, st
         samples.append((time.perf_counter() - start) / window_steps)
         if on_window is not None:  # outside the timed span
             on_window(f"window {len(samples)}/{windows}")
-    timing = (f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
-              f"({how}); {warmup_steps} warm-up step(s) untimed")
+    timing = (
+        f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
+        f"({how}); {warmup_steps} warm-up step(s) untimed"
+    )
     return LoopResult(first_step_s, samples, windows * window_steps, window_steps, loss, timing)

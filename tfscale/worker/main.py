@@ -94,15 +94,21 @@ def run_synchronous(spec: RunSpec, built: Built, task_name: str):
     )
 
     global_batch = spec.global_batch_size
-    dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch,
-                                                                               spec.seed))
+    dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch, spec.seed))
     gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
     replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
     iterator = iter(dataset)
     train_step = build_train_step(built.strategy, replica_step, iterator)
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
-    loop = run_timed_loop(train_step, warmup_steps=spec.warmup_steps, steps=spec.steps,
-                          window_steps=spec.window_steps, sync=sync, how=how, on_window=report_progress)
+    loop = run_timed_loop(
+        train_step,
+        warmup_steps=spec.warmup_steps,
+        steps=spec.steps,
+        window_steps=spec.window_steps,
+        sync=sync,
+        how=how,
+        on_window=report_progress,
+    )
     if spec.profile and spec.extra.get("trace_dir"):
         from tfscale.worker.trace import profile_steps
 
@@ -112,15 +118,16 @@ def run_synchronous(spec: RunSpec, built: Built, task_name: str):
         if spec.jit:
             loop.extra[m.COMM_METHOD] = JIT_NOT_MEASURED
         else:
-            loop.extra.update(_communication(spec, built, gradients, iterator, sync,
-                                             statistics.median(loop.samples_s)))
+            loop.extra.update(_communication(spec, built, gradients, iterator, sync, statistics.median(loop.samples_s)))
     return loop
 
 
 # Seen with TF 2.21 on logical CPUs: the XLA-compiled gradients called from the compute-only step put replica 1's
 # call on CPU:0 ("Trying to access resource ... located in device CPU:1 from device CPU:0").
-JIT_NOT_MEASURED = ("not measured: with jit (XLA) the compute-only step fails on multiple devices (TF placed "
-                    "replica 1's compiled call on device 0); the communication fields are left empty")
+JIT_NOT_MEASURED = (
+    "not measured: with jit (XLA) the compute-only step fails on multiple devices (TF placed "
+    "replica 1's compiled call on device 0); the communication fields are left empty"
+)
 
 
 def _communication(spec: RunSpec, built: Built, gradients, iterator, sync, fused_s: float) -> dict[str, Any]:
@@ -145,8 +152,11 @@ def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
     from tfscale.worker.commbench import METHOD, run_commbench
 
     _, strategy = devices_and_strategy(spec)
-    return {"rows": run_commbench(spec, strategy), "replicas": strategy.num_replicas_in_sync,
-            "method": METHOD.format(n=spec.steps, w=spec.warmup_steps)}
+    return {
+        "rows": run_commbench(spec, strategy),
+        "replicas": strategy.num_replicas_in_sync,
+        "method": METHOD.format(n=spec.steps, w=spec.warmup_steps),
+    }
 
 
 def run_model_parallel(spec: RunSpec) -> dict[str, Any]:
@@ -204,26 +214,30 @@ def _measurements(spec: RunSpec, loop, workload, replicas: int, devices: list[st
     throughput = loop.extra.get(m.THROUGHPUT_EXAMPLES_PER_S, spec.global_batch_size / stats.median)
     peak, memory_kind = peak_memory(spec.device, devices)
     trainable = workload.model.trainable_variables
-    return step_stats_columns(stats) | {
-        m.REPLICAS: replicas,
-        m.DEVICE_KIND: spec.device_kind,
-        m.PARAMS: int(workload.model.count_params()),
-        m.GRAD_BYTES: grad_bytes(trainable),
-        # data parallelism: every device holds every weight (model-parallel modes overwrite this from loop.extra)
-        m.PARAM_BYTES_PER_DEVICE: grad_bytes(workload.model.weights),
-        m.TIMED_STEPS: loop.timed_steps,
-        m.FIRST_STEP_S: loop.first_step_s,
-        m.THROUGHPUT_EXAMPLES_PER_S: throughput,
-        m.THROUGHPUT_PER_REPLICA: throughput / replicas,
-        m.PEAK_MEMORY_BYTES: peak,
-        m.MEMORY_KIND: memory_kind,
-        m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
-        m.FINAL_LOSS: loop.final_loss,
-        m.STEP_TIMES_S: loop.samples_s,
-        m.TIMING: loop.timing,
-        m.HOST: socket.gethostname(),
-        m.TF_VERSION: tf.version.VERSION,
-    } | loop.extra
+    return (
+        step_stats_columns(stats)
+        | {
+            m.REPLICAS: replicas,
+            m.DEVICE_KIND: spec.device_kind,
+            m.PARAMS: int(workload.model.count_params()),
+            m.GRAD_BYTES: grad_bytes(trainable),
+            # data parallelism: every device holds every weight (model-parallel modes overwrite this from loop.extra)
+            m.PARAM_BYTES_PER_DEVICE: grad_bytes(workload.model.weights),
+            m.TIMED_STEPS: loop.timed_steps,
+            m.FIRST_STEP_S: loop.first_step_s,
+            m.THROUGHPUT_EXAMPLES_PER_S: throughput,
+            m.THROUGHPUT_PER_REPLICA: throughput / replicas,
+            m.PEAK_MEMORY_BYTES: peak,
+            m.MEMORY_KIND: memory_kind,
+            m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
+            m.FINAL_LOSS: loop.final_loss,
+            m.STEP_TIMES_S: loop.samples_s,
+            m.TIMING: loop.timing,
+            m.HOST: socket.gethostname(),
+            m.TF_VERSION: tf.version.VERSION,
+        }
+        | loop.extra
+    )
 
 
 def _optimizer(spec: RunSpec, keras):
@@ -244,7 +258,7 @@ def error_line(error: BaseException) -> str:
     inner = [match for line in lines if (match := _INNER_ERROR.match(line))]
     if inner:
         name, message = inner[-1].group(1), inner[-1].group(2)
-        following = lines[lines.index(inner[-1].string) + 1:]
+        following = lines[lines.index(inner[-1].string) + 1 :]
         if following:  # Keras says where on the error line and why on the next one
             message = f"{message} {following[0].strip()}"
     else:

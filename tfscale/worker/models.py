@@ -25,13 +25,17 @@ def _classification_loss(y_true, y_pred):
 # --- mlp: dense layers on feature vectors ----------------------------------------------------------------------
 
 
-
 def mlp(size: str) -> Workload:
     """A chain of dense layers (keras.Sequential: a pipeline cuts it between layers)."""
     features, widths = MLP_SIZES[size]
     layers = [keras.layers.Dense(width, activation="relu") for width in widths] + [keras.layers.Dense(CLASSES)]
-    return Workload(keras.Sequential([keras.Input((features,)), *layers], name=f"mlp_{size}"), _classification_loss,
-                    tf.TensorSpec((features,), tf.float32), tf.TensorSpec((), tf.int32), target_max=CLASSES)
+    return Workload(
+        keras.Sequential([keras.Input((features,)), *layers], name=f"mlp_{size}"),
+        _classification_loss,
+        tf.TensorSpec((features,), tf.float32),
+        tf.TensorSpec((), tf.int32),
+        target_max=CLASSES,
+    )
 
 
 # --- cnn: a small residual CNN on 32x32x3; "large" is ResNet-50 on 224x224x3 (for GPUs) -------------------------
@@ -52,10 +56,16 @@ def _residual_block(x, width: int, stride: int):
 
 def cnn(size: str) -> Workload:
     if size == "large":
-        model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3), classes=1000,
-                                            classifier_activation=None)
-        return Workload(model, _classification_loss, tf.TensorSpec((224, 224, 3), tf.float32),
-                        tf.TensorSpec((), tf.int32), target_max=1000)
+        model = keras.applications.ResNet50(
+            weights=None, input_shape=(224, 224, 3), classes=1000, classifier_activation=None
+        )
+        return Workload(
+            model,
+            _classification_loss,
+            tf.TensorSpec((224, 224, 3), tf.float32),
+            tf.TensorSpec((), tf.int32),
+            target_max=1000,
+        )
     width, blocks = CNN_SIZES[size]
     inputs = keras.Input((32, 32, 3))
     x = keras.layers.Conv2D(width, 3, padding="same", use_bias=False)(inputs)
@@ -65,12 +75,16 @@ def cnn(size: str) -> Workload:
             x = _residual_block(x, width * 2**stage, stride=2 if stage and not block else 1)
     x = keras.layers.GlobalAveragePooling2D()(x)
     outputs = keras.layers.Dense(CLASSES)(x)
-    return Workload(keras.Model(inputs, outputs, name=f"cnn_{size}"), _classification_loss,
-                    tf.TensorSpec((32, 32, 3), tf.float32), tf.TensorSpec((), tf.int32), target_max=CLASSES)
+    return Workload(
+        keras.Model(inputs, outputs, name=f"cnn_{size}"),
+        _classification_loss,
+        tf.TensorSpec((32, 32, 3), tf.float32),
+        tf.TensorSpec((), tf.int32),
+        target_max=CLASSES,
+    )
 
 
 # --- transformer: encoder blocks on token ids, trained to predict a token per position --------------------------
-
 
 
 class TokenAndPositionEmbedding(keras.layers.Layer):
@@ -122,11 +136,20 @@ class EncoderBlock(keras.layers.Layer):
 def transformer(size: str) -> Workload:
     """Embedding, encoder blocks, per-token classifier: a chain of layers (keras.Sequential)."""
     length, vocab, width, heads, blocks, ff = TRANSFORMER_SIZES[size]
-    layers = [TokenAndPositionEmbedding(vocab, length, width),
-              *(EncoderBlock(width, heads, ff) for _ in range(blocks)), keras.layers.Dense(vocab)]
+    layers = [
+        TokenAndPositionEmbedding(vocab, length, width),
+        *(EncoderBlock(width, heads, ff) for _ in range(blocks)),
+        keras.layers.Dense(vocab),
+    ]
     model = keras.Sequential([keras.Input((length,), dtype="int32"), *layers], name=f"transformer_{size}")
-    return Workload(model, _classification_loss, tf.TensorSpec((length,), tf.int32),
-                    tf.TensorSpec((length,), tf.int32), target_max=vocab, input_max=vocab)
+    return Workload(
+        model,
+        _classification_loss,
+        tf.TensorSpec((length,), tf.int32),
+        tf.TensorSpec((length,), tf.int32),
+        target_max=vocab,
+        input_max=vocab,
+    )
 
 
 ZOO = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
@@ -150,17 +173,18 @@ def user_workload(name: str, entry: str, args: dict, search_dir: str) -> Workloa
         raise UserModelError(f"models.{name}.entry: {module_name} has no function {function_name!r}")
     workload = function(**args)
     if not isinstance(workload, Workload):
-        raise UserModelError(f"models.{name}.entry: {entry} returned {type(workload).__name__}, "
-                             "expected tfscale.Workload")
+        raise UserModelError(
+            f"models.{name}.entry: {entry} returned {type(workload).__name__}, expected tfscale.Workload"
+        )
     if not isinstance(workload.model, keras.Model):
-        raise UserModelError(f"models.{name}.entry: Workload.model is {type(workload.model).__name__}, "
-                             "expected keras.Model")
+        raise UserModelError(
+            f"models.{name}.entry: Workload.model is {type(workload.model).__name__}, expected keras.Model"
+        )
     return workload
 
 
 def build_workload(spec: RunSpec) -> Workload:
     """The spec's model, built in the current (strategy) scope."""
     if spec.user_model is not None:
-        return user_workload(spec.model, spec.user_model["entry"], spec.user_model.get("args", {}),
-                             spec.suite_dir)
+        return user_workload(spec.model, spec.user_model["entry"], spec.user_model.get("args", {}), spec.suite_dir)
     return ZOO[spec.model](spec.model_size)

@@ -21,12 +21,14 @@ from tfscale.spec import RunSpec
 from tfscale.stages import balanced_cuts, bubble_theory, groups
 from tfscale.workload import Workload
 
-METHOD = ("pipeline: layers cut into contiguous stages balanced by parameter bytes, stage s on device s; GPipe "
-          "schedule (all micro-batch forwards, one backward, one update) in one tf.function. bubble_fraction = "
-          "1 - sum over stages of the stage's busy time / (stages x median step), the busy time of a stage being "
-          "micro_batches x the median time of its forward+backward on one micro-batch run alone; on logical CPU "
-          "devices the stages share the cores, so the measured bubble (even negative: stages overlapping on the "
-          "cores) tests the mechanics, not the schedule's benefit; bubble_fraction_theory = (S-1)/(M+S-1)")
+METHOD = (
+    "pipeline: layers cut into contiguous stages balanced by parameter bytes, stage s on device s; GPipe "
+    "schedule (all micro-batch forwards, one backward, one update) in one tf.function. bubble_fraction = "
+    "1 - sum over stages of the stage's busy time / (stages x median step), the busy time of a stage being "
+    "micro_batches x the median time of its forward+backward on one micro-batch run alone; on logical CPU "
+    "devices the stages share the cores, so the measured bubble (even negative: stages overlapping on the "
+    "cores) tests the mechanics, not the schedule's benefit; bubble_fraction_theory = (S-1)/(M+S-1)"
+)
 
 
 def variable_bytes(variables) -> int:
@@ -105,7 +107,7 @@ def make_step(pipeline: Pipeline, optimizers: list, micro_batches: int):
         start = 0
         for optimizer, vs, device in zip(optimizers, per_stage, pipeline.devices, strict=True):
             with tf.device(device):
-                optimizer.apply(gradients[start:start + len(vs)], vs)
+                optimizer.apply(gradients[start : start + len(vs)], vs)
             start += len(vs)
         return loss
 
@@ -152,9 +154,13 @@ def pipeline_figures(spec: RunSpec, pipeline: Pipeline, x, step_median_s: float)
     micro = tf.split(x, spec.micro_batches)[0]
     busy = [t * spec.micro_batches for t in stage_busy_s(pipeline, micro)]
     stage_bytes = pipeline.stage_bytes()
-    return {m.STAGE_PARAM_BYTES: stage_bytes, m.PARAM_BYTES_PER_DEVICE: max(stage_bytes),
-            m.BUBBLE_FRACTION: 1 - sum(busy) / (len(busy) * step_median_s),
-            m.BUBBLE_FRACTION_THEORY: bubble_theory(len(busy), spec.micro_batches), m.MODEL_PARALLEL_METHOD: METHOD}
+    return {
+        m.STAGE_PARAM_BYTES: stage_bytes,
+        m.PARAM_BYTES_PER_DEVICE: max(stage_bytes),
+        m.BUBBLE_FRACTION: 1 - sum(busy) / (len(busy) * step_median_s),
+        m.BUBBLE_FRACTION_THEORY: bubble_theory(len(busy), spec.micro_batches),
+        m.MODEL_PARALLEL_METHOD: METHOD,
+    }
 
 
 def run_pipeline(spec: RunSpec, workload: Workload, devices: list[str], new_optimizer, sync, how: str, on_window):
@@ -166,7 +172,14 @@ def run_pipeline(spec: RunSpec, workload: Workload, devices: list[str], new_opti
     pipeline = place(workload, devices, spec.stages)
     step = make_step(pipeline, stage_optimizers(pipeline, new_optimizer), spec.micro_batches)
     x, y = (tf.constant(a) for a in synthetic_batch(workload, spec.global_batch_size, spec.seed))
-    loop = run_timed_loop(lambda: step(x, y), warmup_steps=spec.warmup_steps, steps=spec.steps,
-                          window_steps=spec.window_steps, sync=sync, how=how, on_window=on_window)
+    loop = run_timed_loop(
+        lambda: step(x, y),
+        warmup_steps=spec.warmup_steps,
+        steps=spec.steps,
+        window_steps=spec.window_steps,
+        sync=sync,
+        how=how,
+        on_window=on_window,
+    )
     loop.extra.update(pipeline_figures(spec, pipeline, x, statistics.median(loop.samples_s)))
     return loop

@@ -31,8 +31,9 @@ def run_coordinator(spec: RunSpec, built) -> LoopResult:
 
     def dataset_fn():
         # Each element carries its position in the worker's own iterator: see merge.counts_from_positions.
-        return tf.data.Dataset.zip((synthetic_dataset(built.workload, per_worker_batch, spec.seed),
-                                    tf.data.Dataset.counter()))
+        return tf.data.Dataset.zip(
+            (synthetic_dataset(built.workload, per_worker_batch, spec.seed), tf.data.Dataset.counter())
+        )
 
     @tf.function
     def step(per_worker_iterator):
@@ -70,16 +71,25 @@ def run_coordinator(spec: RunSpec, built) -> LoopResult:
         raise RuntimeError(f"ParameterServer: {len(positions)} of {expected} scheduled steps completed")
     counts = counts_from_positions(positions, workers)
     timed_s = sum(samples) * spec.window_steps
-    timing = (f"time.perf_counter over {windows} windows, each scheduling {spec.window_steps} x {workers} "
-              "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
-              f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
-              "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
-              "recovered from per-worker iterator positions, largest first (not tied to task indices)")
+    timing = (
+        f"time.perf_counter over {windows} windows, each scheduling {spec.window_steps} x {workers} "
+        "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
+        f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
+        "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
+        "recovered from per-worker iterator positions, largest first (not tied to task indices)"
+    )
     extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
     if spec.comm_breakdown:
         extra.update(pull_and_push(coordinator, built, workers, spec.comm_steps))
-    return LoopResult(first_step_s, samples, windows * spec.window_steps, spec.window_steps,
-                      float(values[-1].fetch()[0]), timing, extra=extra)
+    return LoopResult(
+        first_step_s,
+        samples,
+        windows * spec.window_steps,
+        spec.window_steps,
+        float(values[-1].fetch()[0]),
+        timing,
+        extra=extra,
+    )
 
 
 PULL_PUSH_METHOD = (
@@ -87,7 +97,8 @@ PULL_PUSH_METHOD = (
     "pull = the worker reads every trainable variable from the parameter servers (tf.reduce_sum of each on the "
     "worker, so the whole tensor crosses); push = the worker applies zero gradients made on the worker through "
     "the optimizer, so gradient-sized tensors cross to the servers and the servers run the update; both include "
-    "the closure's dispatch, which a training step pays too")
+    "the closure's dispatch, which a training step pays too"
+)
 
 
 def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
@@ -101,8 +112,7 @@ def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
         return tf.add_n([tf.reduce_sum(tf.cast(v, tf.float32)) for v in variables])
 
     def push_replica():
-        built.optimizer.apply_gradients(zip([tf.zeros(v.shape, v.dtype) for v in variables], variables,
-                                            strict=True))
+        built.optimizer.apply_gradients(zip([tf.zeros(v.shape, v.dtype) for v in variables], variables, strict=True))
         return tf.constant(0.0)
 
     @tf.function
@@ -121,5 +131,8 @@ def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
         return median(times)
 
     report_progress("timing pull and push")
-    return {m.COMM_TIME_PULL_S: median_round(pull), m.COMM_TIME_PUSH_S: median_round(push),
-            m.COMM_METHOD: PULL_PUSH_METHOD.format(n=rounds)}
+    return {
+        m.COMM_TIME_PULL_S: median_round(pull),
+        m.COMM_TIME_PUSH_S: median_round(push),
+        m.COMM_METHOD: PULL_PUSH_METHOD.format(n=rounds),
+    }

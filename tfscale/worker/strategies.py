@@ -44,8 +44,9 @@ def _multi_worker_mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.S
         timeout_seconds=spec.timeout_s,
         implementation=_COLLECTIVES[spec.collective or "auto"],
     )
-    return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=cluster_resolver(spec),
-                                                     communication_options=options)
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=cluster_resolver(spec), communication_options=options
+    )
 
 
 def _partitioner(spec: RunSpec):

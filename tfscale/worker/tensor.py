@@ -22,11 +22,13 @@ from tfscale.workload import Workload
 UNSHARDED = dtensor.UNSHARDED
 LEARNING_RATE, MOMENTUM = 0.01, 0.9  # the same SGD as the data-parallel configs' keras.optimizers.SGD
 LN_EPSILON = 1e-3  # keras.layers.LayerNormalization's default
-METHOD = ("tensor/hybrid: DTensor mesh batch x model; dense and attention kernels sharded Megatron-style "
-          "(column-parallel, then row-parallel; attention by heads; embedding tables by width, the output layer by "
-          "classes), the rest replicated; forward in TF ops on DTensors, SGD with momentum 0.9 on DVariables. "
-          "param_bytes_per_device from the layouts. The activation collectives DTensor inserts run inside the "
-          "step and are not timed apart")
+METHOD = (
+    "tensor/hybrid: DTensor mesh batch x model; dense and attention kernels sharded Megatron-style "
+    "(column-parallel, then row-parallel; attention by heads; embedding tables by width, the output layer by "
+    "classes), the rest replicated; forward in TF ops on DTensors, SGD with momentum 0.9 on DVariables. "
+    "param_bytes_per_device from the layouts. The activation collectives DTensor inserts run inside the "
+    "step and are not timed apart"
+)
 
 
 def on_mesh(tensor, layout):
@@ -151,8 +153,7 @@ def _transformer_forward(s: Sharded, ids, whole):
         out = tf.einsum("bshd,hdw->bsw", attended, s[f"{i}.o_k"]) + s[f"{i}.o_b"]
         x = _layer_norm(x + out, s[f"{i}.norm1.g"], s[f"{i}.norm1.b"])
         hidden = tf.nn.gelu(tf.matmul(x, s[f"{i}.ff1_k"]) + s[f"{i}.ff1_b"], approximate=False)
-        x = _layer_norm(x + tf.matmul(hidden, s[f"{i}.ff2_k"]) + s[f"{i}.ff2_b"], s[f"{i}.norm2.g"],
-                        s[f"{i}.norm2.b"])
+        x = _layer_norm(x + tf.matmul(hidden, s[f"{i}.ff2_k"]) + s[f"{i}.ff2_b"], s[f"{i}.norm2.g"], s[f"{i}.norm2.b"])
     return whole(tf.matmul(x, s["head_k"]) + s["head_b"])
 
 
@@ -218,7 +219,14 @@ def run_tensor(spec: RunSpec, workload: Workload, devices: list[str], sync, how:
     def fetch(loss) -> float:  # a DTensor loss is replicated: read one device's copy
         return sync(dtensor.unpack(loss)[0])
 
-    loop = run_timed_loop(lambda: step(x, y), warmup_steps=spec.warmup_steps, steps=spec.steps,
-                          window_steps=spec.window_steps, sync=fetch, how=how, on_window=on_window)
+    loop = run_timed_loop(
+        lambda: step(x, y),
+        warmup_steps=spec.warmup_steps,
+        steps=spec.steps,
+        window_steps=spec.window_steps,
+        sync=fetch,
+        how=how,
+        on_window=on_window,
+    )
     loop.extra.update({m.PARAM_BYTES_PER_DEVICE: sharded.bytes_per_device(), m.MODEL_PARALLEL_METHOD: METHOD})
     return loop

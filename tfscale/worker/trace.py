@@ -37,8 +37,7 @@ def collective_intervals(xplane: Path) -> list[tuple[float, float]]:
     return intervals
 
 
-def profile_steps(step: Callable[[], object], sync: Callable[[object], object], steps: int,
-                  logdir: Path) -> dict:
+def profile_steps(step: Callable[[], object], sync: Callable[[object], object], steps: int, logdir: Path) -> dict:
     """Run `steps` extra steps under the profiler into `logdir`; return trace columns (never raises)."""
     from tfscale import metrics as m
 
@@ -54,7 +53,6 @@ def profile_steps(step: Callable[[], object], sync: Callable[[object], object], 
         if not files:
             return {m.TRACE_ERROR: f"the profiler wrote no .xplane.pb under {logdir}"}
         intervals = [i for f in files for i in collective_intervals(f)]
-        return {m.COMM_TIME_TRACE_S: union_length(intervals) / steps, m.TRACE_PATH: str(logdir),
-                m.TRACE_STEPS: steps}
+        return {m.COMM_TIME_TRACE_S: union_length(intervals) / steps, m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps}
     except Exception as error:  # a trace must never fail the config
         return {m.TRACE_ERROR: f"{type(error).__name__}: {error}"}
