@@ -73,6 +73,54 @@ PARALLELISMS: dict[str, ParallelismInfo] = {
 PARALLELISM_AXES = frozenset(a for p in PARALLELISMS.values() for a in p.own_axes)
 
 
+@dataclass(frozen=True)
+class ModeInfo:
+    """How the worker trains a config (tfscale.worker.modes has one trainer per mode), and the add-ons (run
+    settings that switch on extra measurements) it cannot make, each with the reason `tfscale plan` gives."""
+
+    name: str
+    unsupported: dict[str, str]
+
+
+ADDONS = ("profile", "comm_breakdown")
+MODES: dict[str, ModeInfo] = {
+    i.name: i
+    for i in (
+        ModeInfo("synchronous", {}),
+        ModeInfo(
+            "parameter_server",
+            {
+                "profile": "parameter_server steps run on the workers and the profiler traces only the chief's "
+                "coordinator; use a synchronous strategy to trace the step"
+            },
+        ),
+        ModeInfo(
+            "pipeline",
+            {
+                "comm_breakdown": "a pipeline has no gradient all-reduce to time apart (its stages pass activations "
+                "by copies, and bubble_fraction measures the schedule)"
+            },
+        ),
+        ModeInfo(
+            "tensor",
+            {
+                "comm_breakdown": "the collectives DTensor inserts run inside the sharded step and cannot be timed "
+                "apart; profile: true reads their time from a trace"
+            },
+        ),
+    )
+}
+
+
+def mode_of(strategy: str | None, parallelism: str) -> str:
+    """The worker mode of a config: a key of MODES."""
+    if parallelism == "pipeline":
+        return "pipeline"
+    if parallelism in ("tensor", "hybrid"):
+        return "tensor"
+    return "parameter_server" if strategy == "parameter_server" else "synchronous"
+
+
 def layout_text(parallelism: str, stages, micro_batches, replicas, tensor_parallel) -> str:
     """A model-parallel config's layout in words, where a data-parallel one names its strategy:
     'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'. Numbers may come from pandas as floats."""
@@ -247,10 +295,12 @@ SETTINGS: dict[str, Axis] = _axes(
     Axis(
         "comm_breakdown",
         bool,
-        True,
-        "multi-replica data parallelism: also time compute-only, split and isolated all-reduce steps",
+        None,
+        "also time the communication apart: compute-only, split and isolated all-reduce steps (synchronous data "
+        "parallelism, 2+ replicas), pull and push rounds (parameter_server); empty: wherever the mode measures it",
         sweepable=False,
         recorded=False,
+        nullable=True,
     ),
     Axis(
         "comm_steps",

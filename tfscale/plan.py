@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from tfscale.axes import (
+    ADDONS,
     AXES,
+    MODES,
     PARALLELISM_AXES,
     PARALLELISMS,
     SETTINGS,
     STRATEGIES,
     STRATEGY_AXES,
     ZOO_MODELS,
+    mode_of,
     replicas_of,
 )
 from tfscale.errors import SuiteError
@@ -85,8 +88,12 @@ def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:
 
 
 def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
-    """Blank axes that do not apply, so that configs differing only there collapse into one."""
+    """Blank axes that do not apply, so that configs differing only there collapse into one; an add-on left
+    empty is on wherever the config's mode makes it."""
     config = dict(config)
+    unsupported = MODES[mode_of(config["strategy"], config["parallelism"])].unsupported
+    if config["comm_breakdown"] is None:
+        config["comm_breakdown"] = "comm_breakdown" not in unsupported
     mode = config["parallelism"]
     for axis in PARALLELISM_AXES - set(PARALLELISMS[mode].own_axes):
         config[axis] = None
@@ -115,6 +122,15 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
 
 def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     """Refuse combinations that cannot run, in one line naming the config and the way out."""
+    mode = mode_of(config["strategy"], config["parallelism"])
+    for addon in ADDONS:
+        why = MODES[mode].unsupported.get(addon)
+        if config[addon] and why:
+            what = config["strategy"] if config["parallelism"] == "data" else config["parallelism"]
+            raise SuiteError(
+                f"{suite.path}: {where}: {config['model']}/{what}: {addon}: true is not measured: {why}; "
+                f"set {addon}: false"
+            )
     if config["parallelism"] != "data":
         _check_model_parallel(config, suite, where)
         return

@@ -22,7 +22,7 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
     from tfscale.suite import parse_suite
     from tfscale.worker.data import synthetic_batch
     from tfscale.worker.models import build_workload
-    from tfscale.worker.pipeline import variable_bytes
+    from tfscale.worker.trainer import variable_bytes
 
     suite = (
         f"name: c\ndefaults: {{model: {model}, model_size: {size}, parallelism: {mode}, "

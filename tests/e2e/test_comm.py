@@ -47,3 +47,24 @@ def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
     assert record["trace_steps"] == 2
     assert 0 < record["comm_time_trace_s"] < record["step_time_median_s"] * 10
     assert len(record["step_times_s"]) == 6  # traced steps are extra, never timed ones
+
+
+def test_profile_in_model_parallel_modes_keeps_the_trace_and_reads_dtensor_collectives(runner, tmp_path):
+    from tfscale.cli import cli
+
+    suite = tmp_path / "p.yaml"
+    suite.write_text(
+        "name: p\ndefaults: {model_size: tiny, steps: 4, warmup_steps: 1, profile: true, profile_steps: 2, "
+        "devices_per_node: 2, micro_batches: 2, telemetry_hz: 0}\nmatrix: {parallelism: [pipeline, tensor]}\n"
+    )
+    result = runner.invoke(
+        cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report", "--run-id", "a"]
+    )
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "r" / "p" / "a"
+    pipeline, tensor = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    for record in (pipeline, tensor):
+        assert (record["trace_error"], record["trace_steps"]) == (None, 2)
+        assert list((run / record["trace_path"]).glob("plugins/profile/*/*.xplane.pb"))
+    assert pipeline["comm_time_trace_s"] is None  # its stages run no collectives: empty, not 0
+    assert 0 < tensor["comm_time_trace_s"] < tensor["step_time_median_s"] * 10  # DTensor's all-reduces

@@ -1,5 +1,7 @@
 """Worker-side pieces that need TensorFlow."""
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -10,6 +12,13 @@ def test_strategy_registries_agree():
     from tfscale.worker.strategies import BUILDERS
 
     assert set(BUILDERS) == set(STRATEGIES)
+
+
+def test_mode_registries_agree():
+    from tfscale.axes import MODES
+    from tfscale.worker.modes import MODES as TRAINERS
+
+    assert set(TRAINERS) == set(MODES)
 
 
 def test_env_command_reports_tensorflow_and_host(runner, tmp_path):
@@ -26,4 +35,8 @@ def test_env_command_reports_tensorflow_and_host(runner, tmp_path):
     assert "CPU" in " ".join(document["tensorflow"]["physical_devices"])
     assert document["packages"]["tensorflow"].startswith("2.21")
     # no GPU driver on CI machines: the NVML part must say why instead of failing
-    assert document["nvml"]["available"] or document["nvml"]["reason"]
+    if Path("/dev/nvidiactl").exists():
+        assert document["nvml"]["available"] and document["nvml"]["gpus"]
+    else:
+        assert document["nvml"] == {"available": False, "reason": document["nvml"]["reason"]}
+        assert document["nvml"]["reason"].startswith("NVML not available on this host: ")

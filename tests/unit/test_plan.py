@@ -224,3 +224,46 @@ def test_plan_rows():
             "timeout_s": "600",
         }
     ]
+
+
+def test_add_ons_default_to_where_the_mode_measures_them():
+    suite = parse_suite(
+        "name: a\ndefaults: {devices_per_node: 2, strategy: mirrored}\n"
+        "matrix: {parallelism: [data, pipeline, tensor]}\n"
+        "include: [{strategy: parameter_server, nodes: 2, devices_per_node: 1}]\n",
+        "a.yaml",
+    )
+    specs = expand(suite).specs
+    assert [(s.parallelism, s.strategy, s.comm_breakdown, s.profile) for s in specs] == [
+        ("data", "mirrored", True, False),
+        ("pipeline", None, False, False),
+        ("tensor", None, False, False),
+        ("data", "parameter_server", True, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "defaults: {profile: true}\nmatrix: {strategy: [parameter_server], nodes: [2]}",
+            "a.yaml: matrix: mlp/parameter_server: profile: true is not measured: parameter_server steps run on the "
+            "workers and the profiler traces only the chief's coordinator; use a synchronous strategy to trace the "
+            "step; set profile: false",
+        ),
+        (
+            "defaults: {comm_breakdown: true, devices_per_node: 2}\nmatrix: {parallelism: [pipeline]}",
+            "a.yaml: matrix: mlp/pipeline: comm_breakdown: true is not measured: a pipeline has no gradient "
+            "all-reduce to time apart",
+        ),
+        (
+            "defaults: {devices_per_node: 1}\nmatrix: {model: [mlp]}\ninclude: [{parallelism: hybrid, "
+            "devices_per_node: 4, comm_breakdown: true}]",
+            "a.yaml: include[0]: mlp/hybrid: comm_breakdown: true is not measured: the collectives DTensor inserts",
+        ),
+    ],
+)
+def test_an_add_on_a_mode_cannot_make_is_refused_not_ignored(text, message):
+    with pytest.raises(SuiteError) as error:
+        expand(parse_suite("name: a\n" + text + "\n", "a.yaml"))
+    assert str(error.value).startswith(message)

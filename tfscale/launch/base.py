@@ -105,6 +105,16 @@ class Placement:
 LOOPBACK = Placement()
 
 
+# What `tfscale launch` writes: specs/<config_id>.json beside the script, results/<config_id>.<task>.result.json
+def spec_file(spec: RunSpec) -> str:
+    return f"specs/{spec.config_id}.json"
+
+
+def result_template(spec: RunSpec) -> str:
+    """Where each task writes its part, relative to the output folder; the worker fills in its task name."""
+    return contract.task_file("results", spec.config_id, contract.RESULT_SUFFIX)
+
+
 class Launcher:
     """Base of every launcher; `with launcher:` holds what it needs for a sweep."""
 

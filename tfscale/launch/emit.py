@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfscale import contract
+from tfscale.launch.base import spec_file
 from tfscale.plan import Plan
-from tfscale.spec import RunSpec
 
 
 @dataclass(frozen=True)
@@ -29,15 +29,6 @@ class LaunchOptions:
     image: str = "tensorflow/tensorflow:2.21.0-gpu"
     hosts: tuple[str, ...] = ()
     python: str = "python"
-
-
-def spec_file(spec: RunSpec) -> str:
-    return f"specs/{spec.config_id}.json"
-
-
-def result_template(spec: RunSpec) -> str:
-    """Where each task writes its part, relative to the output folder; the worker fills in its task name."""
-    return contract.task_file("results", spec.config_id, contract.RESULT_SUFFIX)
 
 
 def write_specs(plan: Plan, out: Path) -> None:

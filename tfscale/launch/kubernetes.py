@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from tfscale import contract
-from tfscale.launch.base import Launcher
+from tfscale.launch.base import Launcher, result_template
 
 TFJOB_REPLICA_TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS"}
 SPEC_MOUNT = "/tfscale/spec"
@@ -24,8 +24,6 @@ class KubernetesLauncher(Launcher):
     def script(cls, plan, out: Path, options) -> dict[str, str]:
         """File name -> YAML text: a ConfigMap with the spec and a TFJob, for each cluster config."""
         import yaml  # late: only this target writes YAML
-
-        from tfscale.launch.emit import result_template
 
         files = {}
         for spec in (s for s in plan.specs if s.cluster):

@@ -27,7 +27,7 @@ from pathlib import Path
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale.errors import TfscaleError
-from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome
+from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome, result_template, spec_file
 from tfscale.launch.local import pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
 from tfscale.spec import RunSpec
@@ -326,8 +326,6 @@ class SlurmLauncher(Launcher):
     @classmethod
     def script(cls, plan, out: Path, options) -> dict[str, str]:
         """An sbatch script: the allocation fits the largest config; one srun job step per config, in order."""
-        from tfscale.launch.emit import result_template, spec_file
-
         most_nodes = max(s.nodes for s in plan.specs)
         most_tasks = max(len(contract.tasks_of(s)) for s in plan.specs)
         gpus = max(s.devices_per_node for s in plan.specs) if plan.suite.device == "gpu" else 0

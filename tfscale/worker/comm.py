@@ -16,13 +16,13 @@ are made dense first in the split and isolated paths.
 
 from __future__ import annotations
 
-import gc
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import tensorflow as tf
+
+from tfscale.worker.timing import time_calls
 
 SUM = tf.distribute.ReduceOp.SUM
 
@@ -101,25 +101,6 @@ class CommSamples:
     isolated_s: list[float]
 
 
-def _time(
-    call: Callable[[], object],
-    sync: Callable[[object], object],
-    samples: int,
-    before: Callable[[], object] | None = None,
-) -> list[float]:
-    """`samples` timed calls after one untimed warm-up call; `before` runs untimed ahead of each call."""
-    args = before() if before else None
-    sync(call(*(() if args is None else (args,))))
-    times = []
-    gc.collect()
-    for _ in range(samples):
-        args = before() if before else None
-        start = time.perf_counter()
-        sync(call(*(() if args is None else (args,))))
-        times.append(time.perf_counter() - start)
-    return times
-
-
 def measure(
     strategy, gradients, optimizer, variables, iterator, samples: int, sync: Callable[[object], object]
 ) -> CommSamples:
@@ -133,10 +114,13 @@ def measure(
         sync(loss)
         return grads
 
+    def timed(call, before=None) -> list[float]:  # one untimed call first
+        return time_calls(call, sync, samples=samples, warmup=1, before=before).samples_s
+
     return CommSamples(
-        compute_s=_time(lambda: compute()[0], sync, samples),
-        split_s=_time(split, sync, samples, before=computed_gradients),
-        isolated_s=_time(isolated, sync, samples),
+        compute_s=timed(lambda: compute()[0]),
+        split_s=timed(split, before=computed_gradients),
+        isolated_s=timed(isolated),
     )
 
 

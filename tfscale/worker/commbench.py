@@ -7,7 +7,6 @@ split step; `warmup_steps` untimed calls then `steps` timed calls per size, each
 from __future__ import annotations
 
 import statistics
-import time
 
 import tensorflow as tf
 
@@ -15,6 +14,7 @@ from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.comm import all_reduce
 from tfscale.worker.loop import host_sync
+from tfscale.worker.timing import time_calls
 
 
 def run_commbench(spec: RunSpec, strategy: tf.distribute.Strategy) -> list[dict]:
@@ -28,13 +28,7 @@ def run_commbench(spec: RunSpec, strategy: tf.distribute.Strategy) -> list[dict]
             reduced = all_reduce(strategy, list(payload))
             return tf.reshape(strategy.experimental_local_results(reduced[0])[0], [-1])[0]
 
-        for _ in range(spec.warmup_steps):
-            sync(reduce())
-        samples = []
-        for _ in range(spec.steps):
-            start = time.perf_counter()
-            sync(reduce())
-            samples.append(time.perf_counter() - start)
+        samples = time_calls(reduce, sync, samples=spec.steps, warmup=spec.warmup_steps).samples_s
         rows.append({"size_bytes": size, "time_s": statistics.median(samples), "samples_s": samples})
         report_progress(f"size {size}")
     return rows

@@ -1,20 +1,19 @@
 """The training step (a `tf.function` around `strategy.run`) and the timed loop around it.
 
-Timing: wall clock (`time.perf_counter`) over windows of `window_steps` steps; each window ends in a host sync,
+Timing (tfscale.worker.timing): wall clock over windows of `window_steps` steps; each window ends in a host sync,
 so device work queued asynchronously (GPUs) is inside the window it belongs to. Warm-up steps, including the
 first step (tracing, XLA compilation), are never in a window.
 """
 
 from __future__ import annotations
 
-import gc
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tensorflow as tf
 
 from tfscale.spec import RunSpec
+from tfscale.worker.timing import time_calls
 from tfscale.workload import Workload
 
 # float16 gradients underflow without loss scaling. Keras 3's dynamic LossScaleOptimizer fails inside
@@ -110,7 +109,7 @@ class LoopResult:
     samples_s: list[float]  # per-step time of each window: window wall time / window_steps
     timed_steps: int
     window_steps: int
-    final_loss: float
+    final_loss: float | None  # the last timed step's (None where the mode reads it otherwise)
     timing: str  # how the samples were measured, one sentence
     extra: dict = field(default_factory=dict)  # strategy-specific record columns (e.g. ParameterServer ranks)
 
@@ -124,30 +123,26 @@ def run_timed_loop(
     sync: Callable[[tf.Tensor], float],
     how: str,
     on_window: Callable[[str], None] | None = None,
+    start_timing: Callable[[], None] | None = None,
 ) -> LoopResult:
     """Warm up (the first step timed on its own), then time `steps // window_steps` windows, each ended by `sync`
-    (host_sync gives it and `how`, the sentence that says what it does)."""
-    start = time.perf_counter()
-    loss = sync(train_step())
-    first_step_s = time.perf_counter() - start
+    (host_sync gives it and `how`, the sentence that says what it does). `start_timing` runs between the two."""
+    first = time_calls(train_step, sync, samples=1)
     for _ in range(warmup_steps - 1):
-        loss = sync(train_step())
+        sync(train_step())
     if on_window is not None:
         on_window("warm-up done")
-
+    if start_timing is not None:
+        start_timing()
     windows = max(1, steps // window_steps)
-    samples = []
-    gc.collect()  # start the timed part without garbage left by tracing
-    for _ in range(windows):
-        start = time.perf_counter()
-        for _ in range(window_steps - 1):
-            train_step()
-        loss = sync(train_step())
-        samples.append((time.perf_counter() - start) / window_steps)
-        if on_window is not None:  # outside the timed span
-            on_window(f"window {len(samples)}/{windows}")
+
+    def reached(index: int) -> None:
+        if on_window is not None:
+            on_window(f"window {index + 1}/{windows}")
+
+    timed = time_calls(train_step, sync, samples=windows, per_sample=window_steps, on_sample=reached)
     timing = (
         f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
         f"({how}); {warmup_steps} warm-up step(s) untimed"
     )
-    return LoopResult(first_step_s, samples, windows * window_steps, window_steps, loss, timing)
+    return LoopResult(first.samples_s[0], timed.samples_s, windows * window_steps, window_steps, timed.last, timing)

@@ -7,9 +7,7 @@ optimizer update of the accumulated gradients.
 
 from __future__ import annotations
 
-import math
 import statistics
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +17,8 @@ import tensorflow as tf
 from tfscale import metrics as m
 from tfscale.spec import RunSpec
 from tfscale.stages import balanced_cuts, bubble_theory, groups
+from tfscale.worker.timing import time_calls
+from tfscale.worker.trainer import Trainer, model_parallel_start, variable_bytes
 from tfscale.workload import Workload
 
 METHOD = (
@@ -29,10 +29,6 @@ METHOD = (
     "devices the stages share the cores, so the measured bubble (even negative: stages overlapping on the "
     "cores) tests the mechanics, not the schedule's benefit; bubble_fraction_theory = (S-1)/(M+S-1)"
 )
-
-
-def variable_bytes(variables) -> int:
-    return int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in variables))
 
 
 @dataclass
@@ -137,15 +133,9 @@ def stage_busy_s(pipeline: Pipeline, x_micro, repeats: int = 5) -> list[float]:
                     check += tf.reduce_sum(tf.cast(g.values if isinstance(g, tf.IndexedSlices) else g, tf.float32))
             return out, check
 
-        out, check = work(h)
-        float(check.numpy())
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            _, check = work(h)
-            float(check.numpy())
-            times.append(time.perf_counter() - start)
-        busy.append(statistics.median(times))
+        out, _ = work(h)
+        timed = time_calls(lambda h=h, work=work: work(h)[1], lambda c: float(c.numpy()), samples=repeats, warmup=1)
+        busy.append(statistics.median(timed.samples_s))
         h = out
     return busy
 
@@ -163,23 +153,25 @@ def pipeline_figures(spec: RunSpec, pipeline: Pipeline, x, step_median_s: float)
     }
 
 
-def run_pipeline(spec: RunSpec, workload: Workload, devices: list[str], new_optimizer, sync, how: str, on_window):
-    """Place the workload's layers, run the timed loop, and measure the stages; returns the LoopResult with the
-    pipeline columns in its extra."""
+def trainer(spec: RunSpec, task_name: str) -> Trainer:
+    """Place the workload's layers on their devices; the GPipe step; the stages measured once timed."""
     from tfscale.worker.data import synthetic_batch
-    from tfscale.worker.loop import run_timed_loop
+    from tfscale.worker.loop import host_sync
+    from tfscale.worker.synchronous import new_optimizer
 
+    devices, workload = model_parallel_start(spec)
     pipeline = place(workload, devices, spec.stages)
-    step = make_step(pipeline, stage_optimizers(pipeline, new_optimizer), spec.micro_batches)
+    step = make_step(pipeline, stage_optimizers(pipeline, lambda: new_optimizer(spec)), spec.micro_batches)
     x, y = (tf.constant(a) for a in synthetic_batch(workload, spec.global_batch_size, spec.seed))
-    loop = run_timed_loop(
+    sync, how = host_sync(spec.device)
+    # stages pass activations by copies between devices, not by collectives: no comm_time_trace_s from a profile
+    return Trainer(
         lambda: step(x, y),
-        warmup_steps=spec.warmup_steps,
-        steps=spec.steps,
-        window_steps=spec.window_steps,
-        sync=sync,
-        how=how,
-        on_window=on_window,
+        sync,
+        how,
+        workload,
+        devices,
+        spec.replicas,
+        collectives=False,
+        columns=lambda loop: pipeline_figures(spec, pipeline, x, statistics.median(loop.samples_s)),
     )
-    loop.extra.update(pipeline_figures(spec, pipeline, x, statistics.median(loop.samples_s)))
-    return loop

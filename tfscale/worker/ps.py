@@ -9,20 +9,27 @@ when every one of them has completed. Completed steps are counted here, not read
 
 from __future__ import annotations
 
-import gc
-import time
+from typing import Any
 
 import tensorflow as tf
 
+from tfscale import metrics as m
 from tfscale.merge import counts_from_positions, parameter_server_ranks
 from tfscale.spec import RunSpec
 from tfscale.stats import median
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
 from tfscale.worker.loop import LoopResult, loss_scale, make_gradients, make_replica_step
+from tfscale.worker.synchronous import build
+from tfscale.worker.timing import time_calls
+from tfscale.worker.trainer import Trainer
+
+SYNC_HOW = "coordinator.join(): every scheduled closure completed"
 
 
-def run_coordinator(spec: RunSpec, built) -> LoopResult:
+def trainer(spec: RunSpec, task_name: str) -> Trainer:
+    """The chief's coordinator: a step schedules one closure per worker; a window ends with coordinator.join()."""
+    built = build(spec)
     workers = spec.nodes
     per_worker_batch = spec.global_batch_size // workers
     coordinator = tf.distribute.coordinator.ClusterCoordinator(built.strategy)
@@ -36,59 +43,57 @@ def run_coordinator(spec: RunSpec, built) -> LoopResult:
         )
 
     @tf.function
-    def step(per_worker_iterator):
+    def worker_step(per_worker_iterator):
         (x, y), position = next(per_worker_iterator)
         return built.strategy.run(replica_step, args=(x, y)), position
 
-    def run_round(iterator, rounds: int) -> list:
-        values = [coordinator.schedule(step, args=(iterator,)) for _ in range(rounds * workers)]
+    state = {"iterator": iter(coordinator.create_per_worker_dataset(dataset_fn)), "values": []}
+
+    def step() -> None:
+        state["values"] += [coordinator.schedule(worker_step, args=(state["iterator"],)) for _ in range(workers)]
+
+    def sync(_) -> None:
         coordinator.join()  # raises if a closure failed
-        return values
 
-    warmup_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
-    start = time.perf_counter()
-    values = run_round(warmup_iterator, 1)
-    first_step_s = time.perf_counter() - start
-    for _ in range(spec.warmup_steps - 1):
-        values = run_round(warmup_iterator, 1)
+    def start_timing() -> None:
+        state["iterator"] = iter(coordinator.create_per_worker_dataset(dataset_fn))  # positions restart at 0
+        state["values"] = []
 
-    report_progress("warm-up done")
-    timed_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))  # positions restart at 0
-    windows = max(1, spec.steps // spec.window_steps)
-    samples, timed_values = [], []
-    gc.collect()
-    for index in range(windows):
-        start = time.perf_counter()
-        values = run_round(timed_iterator, spec.window_steps)
-        samples.append((time.perf_counter() - start) / spec.window_steps)
-        timed_values += values
-        report_progress(f"window {index + 1}/{windows}")
-    # Fetched once after the last window: fetching after every window slowed the following windows here
-    # (16.1 vs 13.6 ms per step, mlp/tiny with 2 workers; the counter itself cost nothing measurable).
-    positions = [int(v.fetch()[1]) for v in timed_values]
-    expected = windows * spec.window_steps * workers
-    if len(positions) != expected:
-        raise RuntimeError(f"ParameterServer: {len(positions)} of {expected} scheduled steps completed")
-    counts = counts_from_positions(positions, workers)
-    timed_s = sum(samples) * spec.window_steps
-    timing = (
-        f"time.perf_counter over {windows} windows, each scheduling {spec.window_steps} x {workers} "
-        "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
-        f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
-        "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
-        "recovered from per-worker iterator positions, largest first (not tied to task indices)"
-    )
-    extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
-    if spec.comm_breakdown:
-        extra.update(pull_and_push(coordinator, built, workers, spec.comm_steps))
-    return LoopResult(
-        first_step_s,
-        samples,
-        windows * spec.window_steps,
-        spec.window_steps,
-        float(values[-1].fetch()[0]),
-        timing,
-        extra=extra,
+    def columns(loop: LoopResult) -> dict[str, Any]:
+        # Fetched once after the last window: fetching after every window slowed the following windows here
+        # (16.1 vs 13.6 ms per step, mlp/tiny with 2 workers; the counter itself cost nothing measurable).
+        values = state["values"]
+        positions = [int(v.fetch()[1]) for v in values]
+        expected = loop.timed_steps * workers
+        if len(positions) != expected:
+            raise RuntimeError(f"ParameterServer: {len(positions)} of {expected} scheduled steps completed")
+        counts = counts_from_positions(positions, workers)
+        timed_s = sum(loop.samples_s) * loop.window_steps
+        windows = len(loop.samples_s)
+        timing = (
+            f"time.perf_counter over {windows} windows, each scheduling {loop.window_steps} x {workers} "
+            "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
+            f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
+            "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
+            "recovered from per-worker iterator positions, largest first (not tied to task indices)"
+        )
+        extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
+        extra |= {m.TIMING: timing, m.FINAL_LOSS: float(values[-1].fetch()[0])}
+        if spec.comm_breakdown:
+            extra |= pull_and_push(coordinator, built, workers, spec.comm_steps)
+        return extra
+
+    # one replica per worker: the coordinator's strategy reports its own view of replicas
+    return Trainer(
+        step,
+        sync,
+        SYNC_HOW,
+        built.workload,
+        built.devices,
+        spec.replicas,
+        collectives=False,
+        start_timing=start_timing,
+        columns=columns,
     )
 
 
@@ -103,8 +108,6 @@ PULL_PUSH_METHOD = (
 
 def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
     """Time moving the variables to the workers and gradient-sized updates back to the servers."""
-    from tfscale import metrics as m
-
     variables = built.workload.model.trainable_variables
 
     @tf.function
@@ -120,15 +123,12 @@ def pull_and_push(coordinator, built, workers: int, rounds: int) -> dict:
         return built.strategy.run(push_replica)
 
     def median_round(fn) -> float:
-        times = []
-        for index in range(rounds + 1):  # the first round traces and is not timed
-            start = time.perf_counter()
+        def schedule() -> None:
             for _ in range(workers):
                 coordinator.schedule(fn)
-            coordinator.join()
-            if index:
-                times.append(time.perf_counter() - start)
-        return median(times)
+
+        # the first round traces and is not timed
+        return median(time_calls(schedule, lambda _: coordinator.join(), samples=rounds, warmup=1).samples_s)
 
     report_progress("timing pull and push")
     return {

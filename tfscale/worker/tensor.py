@@ -17,6 +17,7 @@ from tensorflow.experimental import dtensor
 
 from tfscale import metrics as m
 from tfscale.spec import RunSpec
+from tfscale.worker.trainer import Trainer, model_parallel_start
 from tfscale.workload import Workload
 
 UNSHARDED = dtensor.UNSHARDED
@@ -207,26 +208,20 @@ def make_step(sharded: Sharded, loss_fn):
     return step
 
 
-def run_tensor(spec: RunSpec, workload: Workload, devices: list[str], sync, how: str, on_window):
+def trainer(spec: RunSpec, task_name: str) -> Trainer:
+    """The weights sharded on the mesh, the batch sharded over its "batch" axis, tfscale's SGD step."""
     from tfscale.worker.data import synthetic_batch
-    from tfscale.worker.loop import run_timed_loop
+    from tfscale.worker.loop import host_sync
 
+    devices, workload = model_parallel_start(spec)
     sharded, mesh = build_sharded(spec, workload, devices)
     step = make_step(sharded, make_loss(sharded, mesh))
     x, y = synthetic_batch(workload, spec.global_batch_size, spec.seed)
     x, y = to_mesh(x, mesh), to_mesh(y, mesh)
+    sync, how = host_sync(spec.device)
 
     def fetch(loss) -> float:  # a DTensor loss is replicated: read one device's copy
         return sync(dtensor.unpack(loss)[0])
 
-    loop = run_timed_loop(
-        lambda: step(x, y),
-        warmup_steps=spec.warmup_steps,
-        steps=spec.steps,
-        window_steps=spec.window_steps,
-        sync=fetch,
-        how=how,
-        on_window=on_window,
-    )
-    loop.extra.update({m.PARAM_BYTES_PER_DEVICE: sharded.bytes_per_device(), m.MODEL_PARALLEL_METHOD: METHOD})
-    return loop
+    figures = {m.PARAM_BYTES_PER_DEVICE: sharded.bytes_per_device(), m.MODEL_PARALLEL_METHOD: METHOD}
+    return Trainer(lambda: step(x, y), fetch, how, workload, devices, spec.replicas, columns=lambda loop: figures)

@@ -37,8 +37,11 @@ def collective_intervals(xplane: Path) -> list[tuple[float, float]]:
     return intervals
 
 
-def profile_steps(step: Callable[[], object], sync: Callable[[object], object], steps: int, logdir: Path) -> dict:
-    """Run `steps` extra steps under the profiler into `logdir`; return trace columns (never raises)."""
+def profile_steps(
+    step: Callable[[], object], sync: Callable[[object], object], steps: int, logdir: Path, collectives: bool = True
+) -> dict:
+    """Run `steps` extra steps under the profiler into `logdir`; return trace columns (never raises). Without
+    `collectives` (the mode's steps run none) the trace is kept and comm_time_trace_s stays empty."""
     from tfscale import metrics as m
 
     try:
@@ -52,7 +55,10 @@ def profile_steps(step: Callable[[], object], sync: Callable[[object], object], 
         files = sorted(logdir.rglob("*.xplane.pb"))
         if not files:
             return {m.TRACE_ERROR: f"the profiler wrote no .xplane.pb under {logdir}"}
-        intervals = [i for f in files for i in collective_intervals(f)]
-        return {m.COMM_TIME_TRACE_S: union_length(intervals) / steps, m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps}
+        columns = {m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps}
+        if collectives:
+            intervals = [i for f in files for i in collective_intervals(f)]
+            columns[m.COMM_TIME_TRACE_S] = union_length(intervals) / steps
+        return columns
     except Exception as error:  # a trace must never fail the config
         return {m.TRACE_ERROR: f"{type(error).__name__}: {error}"}

@@ -1,0 +1,56 @@
+"""The worker's one timing helper, on a fake clock: exact values."""
+
+import pytest
+
+from tfscale.worker.timing import time_calls
+
+
+class Clock:
+    """Advances by the cost of each call made since it was last read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_windows_divide_by_their_calls_and_keep_warmup_and_before_untimed():
+    clock, log = Clock(), []
+
+    def call(*args):
+        clock.now += 2.0  # each call costs 2 s
+        log.append(("call", args))
+        return len(log)
+
+    def sync(value):
+        clock.now += 1.0  # the sync costs 1 s, once per sample
+        log.append(("sync", value))
+        return value * 10
+
+    timed = time_calls(call, sync, samples=2, warmup=1, per_sample=3, clock=clock, on_sample=log.append)
+    assert timed.samples_s == [(3 * 2.0 + 1.0) / 3] * 2  # three calls and one sync per sample
+    assert timed.last == log[-2][1] * 10  # what sync returned for the last call
+    assert [entry for entry in log if isinstance(entry, int)] == [0, 1]  # after each sample, in order
+    assert sum(1 for entry in log if isinstance(entry, tuple) and entry[0] == "call") == 1 + 2 * 3
+
+
+def test_before_runs_untimed_ahead_of_each_call():
+    clock, seen = Clock(), []
+
+    def before():
+        clock.now += 100.0  # expensive preparation: never in a sample
+        return len(seen)
+
+    def call(prepared):
+        seen.append(prepared)
+        clock.now += 0.5
+
+    timed = time_calls(call, lambda _: None, samples=3, warmup=1, before=before, clock=clock)
+    assert timed.samples_s == [0.5, 0.5, 0.5]
+    assert seen == [0, 1, 2, 3]  # the warm-up call got its own prepared argument too
+
+
+def test_before_with_several_calls_per_sample_is_refused():
+    with pytest.raises(ValueError, match="per_sample=1"):
+        time_calls(lambda x: x, lambda _: None, samples=1, per_sample=2, before=lambda: 0)

@@ -1,0 +1,114 @@
+"""The worker's modes: how a config trains on its devices. Each mode builds a `Trainer` with one signature,
+`trainer(spec, task_name)`; one flow (`run_training`) times it, adds the requested add-ons and collects the record
+columns. The plan-side table of modes and the add-ons each supports is `tfscale.axes.MODES` (a test checks that
+both name the same modes); `tfscale plan` refuses an add-on a mode does not support.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tfscale import metrics as m
+from tfscale.axes import mode_of
+from tfscale.spec import RunSpec
+from tfscale.worker.cluster import report_progress
+from tfscale.worker.loop import LoopResult, run_timed_loop
+from tfscale.worker.trainer import Trainer, variable_bytes
+
+
+def _synchronous(spec: RunSpec, task_name: str) -> Trainer:
+    from tfscale.worker.synchronous import trainer
+
+    return trainer(spec, task_name)
+
+
+def _parameter_server(spec: RunSpec, task_name: str) -> Trainer:
+    from tfscale.worker.ps import trainer
+
+    return trainer(spec, task_name)
+
+
+def _pipeline(spec: RunSpec, task_name: str) -> Trainer:
+    from tfscale.worker.pipeline import trainer
+
+    return trainer(spec, task_name)
+
+
+def _tensor(spec: RunSpec, task_name: str) -> Trainer:
+    from tfscale.worker.tensor import trainer
+
+    return trainer(spec, task_name)
+
+
+# Late imports per mode: each loads only what it uses (DTensor, the coordinator).
+MODES: dict[str, Callable[[RunSpec, str], Trainer]] = {
+    "synchronous": _synchronous,
+    "parameter_server": _parameter_server,
+    "pipeline": _pipeline,
+    "tensor": _tensor,
+}
+
+
+def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
+    """Run one config (or this rank's part of it) in its mode and return its measurements (record columns)."""
+    trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
+    loop = run_timed_loop(
+        trainer.step,
+        warmup_steps=spec.warmup_steps,
+        steps=spec.steps,
+        window_steps=spec.window_steps,
+        sync=trainer.sync,
+        how=trainer.how,
+        on_window=report_progress,
+        start_timing=trainer.start_timing,
+    )
+    if spec.profile and spec.extra.get("trace_dir"):
+        from tfscale.worker.trace import profile_steps
+
+        logdir = Path(spec.extra["trace_dir"]) / task_name
+        loop.extra.update(profile_steps(trainer.step, trainer.sync, spec.profile_steps, logdir, trainer.collectives))
+    if trainer.columns is not None:
+        loop.extra.update(trainer.columns(loop))
+    return measurements(spec, loop, trainer)
+
+
+def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str, Any]:
+    """The record columns the worker measured: the common ones, then the mode's (loop.extra) over them."""
+    import tensorflow as tf
+
+    from tfscale.merge import step_stats_columns
+    from tfscale.stats import StepStats
+    from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
+
+    stats = StepStats.from_samples(loop.samples_s)
+    # Synchronous strategies: global batch / median step. ParameterServer reports its completed examples itself.
+    throughput = loop.extra.get(m.THROUGHPUT_EXAMPLES_PER_S, spec.global_batch_size / stats.median)
+    peak, memory_kind = peak_memory(spec.device, trainer.devices)
+    model = trainer.workload.model
+    return (
+        step_stats_columns(stats)
+        | {
+            m.REPLICAS: trainer.replicas,
+            m.DEVICE_KIND: spec.device_kind,
+            m.PARAMS: int(model.count_params()),
+            m.GRAD_BYTES: variable_bytes(model.trainable_variables),
+            # data parallelism: every device holds every weight (model-parallel modes overwrite this from loop.extra)
+            m.PARAM_BYTES_PER_DEVICE: variable_bytes(model.weights),
+            m.TIMED_STEPS: loop.timed_steps,
+            m.FIRST_STEP_S: loop.first_step_s,
+            m.THROUGHPUT_EXAMPLES_PER_S: throughput,
+            m.THROUGHPUT_PER_REPLICA: throughput / trainer.replicas,
+            m.PEAK_MEMORY_BYTES: peak,
+            m.MEMORY_KIND: memory_kind,
+            m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
+            m.FINAL_LOSS: loop.final_loss,
+            m.STEP_TIMES_S: loop.samples_s,
+            m.TIMING: loop.timing,
+            m.HOST: socket.gethostname(),
+            m.TF_VERSION: tf.version.VERSION,
+        }
+        | loop.extra
+    )

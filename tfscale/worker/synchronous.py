@@ -1,0 +1,116 @@
+"""Synchronous data parallelism (OneDevice, Mirrored, CentralStorage, MultiWorkerMirrored): the strategy, and the
+model and optimizer made in its scope; the fused training step; its communication measured beside it."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from tfscale import metrics as m
+from tfscale.spec import RunSpec
+from tfscale.worker.cluster import report_progress
+from tfscale.worker.trainer import Trainer, variable_bytes
+
+# Seen with TF 2.21 on logical CPUs: the XLA-compiled gradients called from the compute-only step put replica 1's
+# call on CPU:0 ("Trying to access resource ... located in device CPU:1 from device CPU:0").
+JIT_NOT_MEASURED = (
+    "not measured: with jit (XLA) the compute-only step fails on multiple devices (TF placed "
+    "replica 1's compiled call on device 0); the communication fields are left empty"
+)
+
+
+@dataclass
+class Built:
+    """What a strategy's loop starts from: devices, strategy, and model and optimizer made in its scope."""
+
+    devices: list[str]
+    strategy: Any
+    workload: Any
+    optimizer: Any
+
+
+def devices_and_strategy(spec: RunSpec) -> tuple[list[str], Any]:
+    # Late imports: TensorFlow must only load after the worker prepared its environment.
+    from tfscale.worker.devices import configure_devices, device_names
+    from tfscale.worker.strategies import build_strategy
+
+    configure_devices(spec.device, spec.devices_per_node)
+    if spec.cluster:  # before anything initialises TF's runtime; cluster strategies wait here for their peers
+        strategy = build_strategy(spec, [])
+        devices = device_names(spec.device)
+    else:
+        devices = device_names(spec.device)
+        strategy = build_strategy(spec, devices)
+    report_progress("strategy ready")
+    return devices, strategy
+
+
+def new_optimizer(spec: RunSpec):
+    import keras
+
+    if spec.optimizer == "adam":
+        return keras.optimizers.Adam(1e-3)
+    return keras.optimizers.SGD(0.01, momentum=0.9)
+
+
+def build(spec: RunSpec) -> Built:
+    import keras
+    import tensorflow as tf
+
+    from tfscale.worker.models import build_workload
+    from tfscale.worker.strategies import variable_policy
+
+    devices, strategy = devices_and_strategy(spec)
+    keras.mixed_precision.set_global_policy(spec.precision)
+    keras.utils.set_random_seed(spec.seed)
+    with strategy.scope(), variable_policy(spec):
+        workload = build_workload(spec)
+        if not workload.model.built:  # subclassed user models create their variables on first call
+            workload.model(tf.zeros((1, *workload.input_spec.shape), workload.input_spec.dtype))
+        optimizer = new_optimizer(spec)
+        # MirroredStrategy custom loops fail with a placeholder error unless slots exist before the first step.
+        optimizer.build(workload.model.trainable_variables)
+    report_progress("model built")
+    return Built(devices, strategy, workload, optimizer)
+
+
+def trainer(spec: RunSpec, task_name: str) -> Trainer:
+    from tfscale.worker.data import synthetic_dataset
+    from tfscale.worker.loop import build_train_step, host_sync, loss_scale, make_gradients, make_replica_step
+
+    built = build(spec)
+    global_batch = spec.global_batch_size
+    dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch, spec.seed))
+    gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
+    replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
+    iterator = iter(dataset)
+    sync, how = host_sync(spec.device, multi_worker=spec.cluster)
+    replicas = built.strategy.num_replicas_in_sync
+
+    def columns(loop) -> dict[str, Any]:
+        if not spec.comm_breakdown or replicas < 2:
+            return {}
+        if spec.jit:
+            return {m.COMM_METHOD: JIT_NOT_MEASURED}
+        return communication(spec, built, gradients, iterator, sync, statistics.median(loop.samples_s))
+
+    return Trainer(
+        build_train_step(built.strategy, replica_step, iterator),
+        sync,
+        how,
+        built.workload,
+        built.devices,
+        replicas,
+        columns=columns,
+    )
+
+
+def communication(spec: RunSpec, built: Built, gradients, iterator, sync, fused_s: float) -> dict[str, Any]:
+    """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm)."""
+    from tfscale.worker import comm
+
+    variables = built.workload.model.trainable_variables
+    samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync)
+    report_progress("communication timed")
+    return comm.figures(samples, fused_s, variable_bytes(variables), built.strategy.num_replicas_in_sync)

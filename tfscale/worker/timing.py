@@ -1,0 +1,58 @@
+"""The one timing helper of the worker: every timed figure (training windows, the parameter-server rounds, the
+communication steps, the all-reduce sweep, the pipeline stages) is a list of `time_calls` samples.
+
+Each sample is the wall time (`time.perf_counter`) of `per_sample` calls, the last of them ended by `sync` (a host
+sync: the loss fetched, the coordinator joined), divided by `per_sample`. Warm-up calls, each synced, come first
+and are never timed; `before` runs untimed ahead of every call (e.g. to compute the gradients a split step reduces).
+Pure Python: the calls bring their own TensorFlow.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Timed:
+    samples_s: list[float]  # s per call, one value per sample
+    last: Any  # what `sync` returned for the last call (the loss of the last step, for training)
+
+
+def time_calls(
+    call: Callable[..., Any],
+    sync: Callable[[Any], Any],
+    *,
+    samples: int,
+    warmup: int = 0,
+    per_sample: int = 1,
+    before: Callable[[], Any] | None = None,
+    on_sample: Callable[[int], None] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Timed:
+    """`warmup` untimed synced calls, then `samples` samples of `per_sample` calls each (see the module).
+    `on_sample(i)` runs after sample i (0-based), outside the timed span."""
+    if before is not None and per_sample != 1:
+        raise ValueError("time_calls: `before` needs per_sample=1 (its work would fall inside the timed span)")
+    last = None
+    for _ in range(warmup):
+        last = sync(call(*_args(before)))
+    gc.collect()  # start the timed part without garbage left by tracing and warm-up
+    values = []
+    for index in range(samples):
+        args = _args(before)
+        start = clock()
+        for _ in range(per_sample - 1):
+            call(*args)
+        last = sync(call(*args))
+        values.append((clock() - start) / per_sample)
+        if on_sample is not None:
+            on_sample(index)
+    return Timed(values, last)
+
+
+def _args(before: Callable[[], Any] | None) -> tuple:
+    return () if before is None else (before(),)
