@@ -15,8 +15,9 @@ import math
 
 import pandas as pd
 
+from tfscale import labels
 from tfscale import metrics as m
-from tfscale.axes import AXES, layout_text
+from tfscale.axes import AXES
 from tfscale.stats import median
 
 WORKLOAD_KEY = (
@@ -126,14 +127,10 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
 
 
 def layout_label(row: pd.Series) -> str:
-    """How a config spreads its devices: '1 node x 4 devices', '4 nodes x 1 device [multi-node]', with PS tasks."""
-    nodes, per_node = int(row[m.NODES]), int(row[m.DEVICES_PER_NODE])
-    text = f"{nodes} node{'s' * (nodes > 1)} x {per_node} device{'s' * (per_node > 1)}"
-    if row[m.STRATEGY] == "parameter_server":
-        text = f"{nodes} worker{'s' * (nodes > 1)} + {int(row[m.NUM_PS])} ps"
-    link = row.get(m.NETWORK_LINK)
-    where = f" [simulated hosts, {link} links]" if isinstance(link, str) and link else " [multi-node]"
-    return text + (where if nodes > 1 else "")
+    """labels.layout_label of a record row."""
+    return labels.layout_label(
+        row[m.NODES], row[m.DEVICES_PER_NODE], row[m.STRATEGY], row.get(m.NUM_PS), row.get(m.NETWORK_LINK)
+    )
 
 
 def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
@@ -142,9 +139,9 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
     if ok.empty:
         return ok.assign(layout=[], rank_throughput_min=[], rank_throughput_max=[])
-    ok["layout"] = ok.apply(layout_label, axis=1)
+    ok[m.LAYOUT] = ok.apply(layout_label, axis=1)
     ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
-    layouts = ok.groupby("group")["layout"].transform("nunique")
+    layouts = ok.groupby("group")[m.LAYOUT].transform("nunique")
     rows = ok[layouts > 1].copy()
     ranks = rows[m.RANK_THROUGHPUT] if m.RANK_THROUGHPUT in rows else pd.Series(None, index=rows.index)
     rows["rank_throughput_min"] = [min(v) if isinstance(v, list) and v else math.nan for v in ranks]
@@ -210,7 +207,7 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
                 m.STEP_TIME_MEDIAN_S: step,
                 m.COMPUTE_TIME_S: _number(r.get(m.COMPUTE_TIME_S)),
                 **{column: estimates[name] for name, column in COMM_ESTIMATES},
-                "comm_fraction": estimates["exposed"] / step if measured and step else None,
+                m.COMM_FRACTION: estimates["exposed"] / step if measured and step else None,
                 m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
                 m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
                 m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
@@ -245,8 +242,8 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         comm = _number(r.get(m.COMM_TIME_EXPOSED_S)) or 0.0
         ranks = r.get(m.RANK_STEP_TIME_MEDIAN_S)
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
-        terms = {"comm_exposed_s": comm, "straggler_wait_s": straggler, "input_wait_s": 0.0}
-        terms["rest_s"] = gap - sum(terms.values())
+        terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: 0.0}
+        terms[m.REST_S] = gap - sum(terms.values())
         rows.append(
             {
                 m.CONFIG_ID: r[m.CONFIG_ID],
@@ -255,10 +252,10 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
                 m.DEVICES: n,
                 m.SCALING: r[m.SCALING],
                 m.STEP_TIME_MEDIAN_S: step,
-                "ideal_step_s": ideal,
-                "gap_s": gap,
+                m.IDEAL_STEP_S: ideal,
+                m.GAP_S: gap,
                 **terms,
-                "gap_fraction": gap / step,
+                m.GAP_FRACTION: gap / step,
                 **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()},
             }
         )
@@ -273,8 +270,8 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
         rows.append(
             {
                 "config_id": r[m.CONFIG_ID],
-                "model": r[m.MODEL] if _missing(r[m.MODEL_SIZE]) else f"{r[m.MODEL]}/{r[m.MODEL_SIZE]}",
-                "strategy": r[m.STRATEGY] if isinstance(r[m.STRATEGY], str) else mode_text(r),
+                "model": labels.model_label(r[m.MODEL], r[m.MODEL_SIZE]),
+                "strategy": labels.record_mode(r),
                 "devices": str(r[m.DEVICES]),
                 "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
                 "status": r[m.STATUS],
@@ -302,10 +299,10 @@ def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
     gone through add_scaling."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.NETWORK_LINK].notna()].copy()
     if ok.empty:
-        return ok.assign(**{m.BUSBW_LINK_FRACTION: [], "check_link_fraction": [], "comm_vs_loopback": []})
+        return ok.assign(**{m.BUSBW_LINK_FRACTION: [], m.CHECK_LINK_FRACTION: [], m.COMM_VS_LOOPBACK: []})
     link = pd.to_numeric(ok[m.LINK_BYTES_PER_S], errors="coerce")
     ok[m.BUSBW_LINK_FRACTION] = pd.to_numeric(ok[m.BUSBW_BYTES_PER_S], errors="coerce") / link
-    ok["check_link_fraction"] = pd.to_numeric(ok[m.LINK_MEASURED_BYTES_PER_S], errors="coerce") / link
+    ok[m.CHECK_LINK_FRACTION] = pd.to_numeric(ok[m.LINK_MEASURED_BYTES_PER_S], errors="coerce") / link
     loopback = {}
     plain = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.NETWORK_LINK].isna()]
     for _, row in plain.iterrows():
@@ -315,7 +312,7 @@ def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
         base = _number(loopback.get((*_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])))
         shaped = _number(row[m.COMM_TIME_ISOLATED_S])
         ratios.append(shaped / base if shaped is not None and base else math.nan)
-    ok["comm_vs_loopback"] = ratios
+    ok[m.COMM_VS_LOOPBACK] = ratios
     return ok.sort_values([m.MODEL, m.NODES, m.LINK_BYTES_PER_S])
 
 
@@ -364,16 +361,15 @@ def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     with a `mode` label; `frame` has gone through add_scaling."""
     ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
     if ok.empty or m.PARALLELISM not in ok:
-        return ok.assign(mode=[])
+        return ok.assign(**{m.MODE: []})
     ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
     rows = ok[ok.groupby("group")[m.PARALLELISM].transform("nunique") > 1].copy()
-    rows["mode"] = [mode_text(r) for _, r in rows.iterrows()]
+    rows[m.MODE] = [mode_text(r) for _, r in rows.iterrows()]
     return rows.sort_values([m.MODEL, m.DEVICES, m.PARALLELISM]).drop(columns="group")
 
 
 def mode_text(row: pd.Series) -> str:
-    """'data (mirrored)', 'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'."""
-    mode = row.get(m.PARALLELISM) or "data"
-    if mode == "data":
-        return f"data ({row[m.STRATEGY]})"
-    return layout_text(mode, row[m.STAGES], row[m.MICRO_BATCHES], row[m.REPLICAS], row[m.TENSOR_PARALLEL])
+    """'data (mirrored)', 'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor': the mode first, since
+    the section that uses it compares modes."""
+    mode = labels.record_mode(row)
+    return f"data ({mode})" if (row.get(m.PARALLELISM) or "data") == "data" else mode

@@ -121,14 +121,6 @@ def mode_of(strategy: str | None, parallelism: str) -> str:
     return "parameter_server" if strategy == "parameter_server" else "synchronous"
 
 
-def layout_text(parallelism: str, stages, micro_batches, replicas, tensor_parallel) -> str:
-    """A model-parallel config's layout in words, where a data-parallel one names its strategy:
-    'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'. Numbers may come from pandas as floats."""
-    if parallelism == "pipeline":
-        return f"pipeline {int(stages)} stages x {int(micro_batches)} micro-batches"
-    return f"{parallelism} {int(replicas)} data x {int(tensor_parallel)} tensor"
-
-
 def replicas_of(
     strategy: str | None,
     nodes: int,

@@ -1,19 +1,19 @@
-"""Every record column name in one place, alphabetised, with its unit.
+"""Every record column name in one place, alphabetised, with its unit (docs/records.md is generated from here).
 
 Users' scripts read these names from records and DataFrames: never rename one, add new ones. The analysis adds the
 derived columns in the second block; they are never stored in records.
 """
 
+from tfscale.axes import AXES, SETTINGS
+
 # --- stored in every record (records.jsonl) -------------------------------------------------------------------
 ALGBW_BYTES_PER_S = "algbw_bytes_per_s"  # bytes/s, grad_bytes / comm_time_isolated_s (nccl-tests algbw)
 BATCH_POLICY = "batch_policy"  # "weak": batch_size per replica; "strong": batch_size is the global batch
 BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy)
-BUBBLE_FRACTION = (
-    "bubble_fraction"  # pipeline: measured idle share of the stages, 1 - sum(stage busy) / (stages x step)
-)
+BUBBLE_FRACTION = "bubble_fraction"  # pipeline: measured idle share, 1 - sum(stage busy) / (stages x step)
 BUBBLE_FRACTION_THEORY = "bubble_fraction_theory"  # pipeline: GPipe idle share (S-1)/(M+S-1)
 BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
-BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack, 0 = TF's choice
+BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack; 0 = TF's choice
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
 COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
 COMM_METHOD = "comm_method"  # how the communication figures were measured, in words
@@ -26,22 +26,20 @@ COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer upda
 COMM_TIME_TRACE_S = "comm_time_trace_s"  # s per step, union of collective-op intervals in the profiler trace
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
-CROSS_DEVICE_OPS = (
-    "cross_device_ops"  # mirrored only: nccl|hierarchical_copy|reduction_to_one_device; empty = TF default
-)
-DEVICE = "device"  # suite device: cpu|gpu
+CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored: nccl|hierarchical_copy|reduction_to_one_device; empty: TF's default
+DEVICE = "device"  # cpu|gpu, the suite's device
 DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
 DEVICE_KIND = "device_kind"  # cpu-logical|gpu|gpu-logical
 DURATION_S = "duration_s"  # s, wall time of the whole worker process as seen by the parent
-FINAL_LOSS = "final_loss"  # loss of the last timed step: a sanity check that training ran (not a quality figure)
+FINAL_LOSS = "final_loss"  # loss of the last timed step: a check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
 FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
-GLOBAL_BATCH_SIZE = "global_batch_size"
+GLOBAL_BATCH_SIZE = "global_batch_size"  # examples per step over all replicas
 GPU_MEM_PEAK_BYTES = "gpu_mem_peak_bytes"  # bytes, highest NVML memory used on any GPU while sampled
 GPU_POWER_MEAN_W = "gpu_power_mean_w"  # W, mean NVML power draw per GPU sample
 GPU_TELEMETRY_NOTE = "gpu_telemetry_note"  # why the GPU telemetry columns are empty (no NVML, no GPU)
-GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples  # examples per step over all replicas
+GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples
 GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable variables' sizes x dtype sizes)
 HOST = "host"  # host name the worker ran on
 HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
@@ -68,23 +66,21 @@ OVERLAP_FRACTION_RAW = "overlap_fraction_raw"  # the same before clamping
 OVERLAP_OUT_OF_RANGE = "overlap_out_of_range"  # bool: the raw overlap fell outside [0, 1]
 PARALLELISM = "parallelism"  # data|pipeline|tensor|hybrid
 PARAMS = "params"  # count of model parameters (trainable and not)
-PARAM_BYTES_PER_DEVICE = (
-    "param_bytes_per_device"  # bytes, parameters held by the most loaded device (from placements / layouts)
-)
+PARAM_BYTES_PER_DEVICE = "param_bytes_per_device"  # bytes, parameters on the most loaded device
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
 RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
 RANK_STEP_TIME_MEDIAN_S = "rank_step_time_median_s"  # list of s, each training rank's own median step time
-RANK_THROUGHPUT = "rank_throughput"  # list of examples/s, each rank's examples per step / its median step time
+RANK_THROUGHPUT = "rank_throughput"  # list of examples/s: each rank's examples per step / its median step time
 REASON = "reason"  # one line: why a config failed or timed out; empty when ok
 REPLICAS = "replicas"  # data-parallel replicas (model copies) the strategy runs
 RUN_ID = "run_id"  # name of the run folder under results/<suite>/
 SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.SCHEMA_VERSION)
 SEED = "seed"  # int, seed of the synthetic data
 SLURM_JOB_ID = "slurm_job_id"  # launcher slurm: the job (allocation) the config's step ran in
-SLURM_STEP_ID = "slurm_step_id"  # launcher slurm: the config's job step within slurm_job_id (empty if never started)
+SLURM_STEP_ID = "slurm_step_id"  # launcher slurm: the config's job step in slurm_job_id (empty: never started)
 STAGES = "stages"  # pipeline: contiguous layer groups, one per device
 STAGE_PARAM_BYTES = "stage_param_bytes"  # pipeline: list of bytes, parameters of each stage
 STARTED_AT = "started_at"  # ISO 8601 UTC time the parent started this config
@@ -103,19 +99,17 @@ STRATEGY = "strategy"  # tf.distribute strategy registry name
 SUITE = "suite"  # suite name
 TELEMETRY_PATH = "telemetry_path"  # CSV of the sampled series, relative to the run folder
 TELEMETRY_SAMPLES = "telemetry_samples"  # host samples the summary used
-TELEMETRY_WINDOW = "telemetry_window"  # which part of the run the telemetry summary covers
+TELEMETRY_WINDOW = "telemetry_window"  # which part of the run the telemetry summary covers, in words
 TENSOR_PARALLEL = "tensor_parallel"  # tensor, hybrid: devices each sharded weight is split over
 TFSCALE_VERSION = "tfscale_version"  # tfscale version that wrote the record
 TF_VERSION = "tf_version"  # tensorflow version the worker ran
-THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s over all replicas: global_batch / median step;
+THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s, all replicas: global_batch_size / median step
 THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
-TIMING = "timing"
+TIMING = "timing"  # one sentence: how the step times were measured
 TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the config itself still counts)
 TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
-TRACE_STEPS = (
-    "trace_steps"  # extra, untimed steps run under the profiler  # one sentence: how the step times were measured
-)
+TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler
 WARMUP_STEPS = "warmup_steps"  # untimed steps before the timed ones (the first one is first_step_s)
 WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window time / window_steps
 
@@ -123,52 +117,45 @@ WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window 
 BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node baseline used
 BASELINE_NOTE = "baseline_note"  # why speedup/efficiency are empty, when they are
 BUSBW_LINK_FRACTION = "busbw_link_fraction"  # busbw_bytes_per_s / link_bytes_per_s (simulated hosts)
+CHECK_LINK_FRACTION = "check_link_fraction"  # link_measured_bytes_per_s / link_bytes_per_s (simulated hosts)
+COMM_EXPOSED_S = "comm_exposed_s"  # s, loss breakdown: exposed communication (comm_time_exposed_s, else 0)
+COMM_FRACTION = "comm_fraction"  # comm_time_exposed_s / step_time_median_s
+COMM_VS_LOOPBACK = "comm_vs_loopback"  # comm_time_isolated_s on the shaped link / the same over loopback
+GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
+GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
+IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
+INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: time waiting for input (0 with synthetic in-memory data)
+LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes x 1 device [multi-node]" (tfscale.labels)
+MODE = "mode"  # how a config uses its devices, e.g. "data (mirrored)", "pipeline 2 stages x 4 micro-batches"
+PREDICTED_STEP_S = "predicted_step_s"  # s, tfscale.predict: modelled step time at a device count
+REST_S = "rest_s"  # s, loss breakdown: gap_s minus the other terms (compute growth, overheads)
 SCALING = "scaling"  # strong|weak: which definition scaling_efficiency uses
 SCALING_EFFICIENCY = "scaling_efficiency"  # strong: T1/(N*TN) in step time; weak: thr_N/(N*thr_1)
 SPEEDUP = "speedup"  # strong: T1/TN; weak: thr_N/thr_1
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
+STRAGGLER_WAIT_S = "straggler_wait_s"  # s, loss breakdown: slowest rank's median step - median of the ranks'
 
-# Columns every record carries, in the order the summary table shows them.
+# Columns every record carries, in the order load_results gives them: who and what, then the config's axes and
+# the settings that say how its samples were taken (named as in the suite: tfscale.axes), then what was measured.
 RECORD_COLUMNS = (
     CONFIG_ID,
     SUITE,
     RUN_ID,
     STATUS,
     REASON,
-    MODEL,
-    MODEL_SIZE,
-    STRATEGY,
-    CROSS_DEVICE_OPS,
-    COLLECTIVE,
-    BYTES_PER_PACK,
-    NUM_PS,
-    PARTITIONER,
-    PARALLELISM,
-    STAGES,
-    MICRO_BATCHES,
-    TENSOR_PARALLEL,
-    NODES,
-    NETWORK_LINK,
+    DEVICE,
+    *AXES,
+    *(name for name, setting in SETTINGS.items() if setting.recorded),
     LINK_BYTES_PER_S,
     LINK_MEASURED_BYTES_PER_S,
     LINK_CHECK_METHOD,
-    DEVICES_PER_NODE,
     DEVICES,
     REPLICAS,
-    DEVICE,
     DEVICE_KIND,
-    BATCH_SIZE,
-    BATCH_POLICY,
     GLOBAL_BATCH_SIZE,
-    PRECISION,
-    JIT,
-    OPTIMIZER,
-    SEED,
     PARAMS,
     GRAD_BYTES,
-    WARMUP_STEPS,
     TIMED_STEPS,
-    WINDOW_STEPS,
     FIRST_STEP_S,
     STEP_TIME_MEDIAN_S,
     STEP_TIME_MEAN_S,

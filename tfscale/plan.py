@@ -26,6 +26,7 @@ from tfscale.axes import (
     replicas_of,
 )
 from tfscale.errors import SuiteError
+from tfscale.labels import model_label
 from tfscale.spec import RunSpec
 from tfscale.suite import Suite
 from tfscale.zoo import pipeline_segments, tensor_split_problem
@@ -246,7 +247,7 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     return [
         {
             "config_id": s.config_id,
-            "model": s.model if s.model_size is None else f"{s.model}/{s.model_size}",
+            "model": model_label(s.model, s.model_size),
             "strategy": (
                 s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else "") if s.strategy else s.mode_label
             ),

@@ -80,7 +80,7 @@ def _predict(first: pd.Series, t1: float, points: pd.DataFrame, n: int) -> dict:
     return {
         "alpha_s": alpha,
         "beta_s_per_byte": beta,
-        "predicted_step_s": step,
+        m.PREDICTED_STEP_S: step,
         "predicted_throughput": global_batch / step,
         "predicted_efficiency": efficiency,
     }
@@ -124,8 +124,8 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
                 m.DEVICES: int(held[m.DEVICES]),
                 "fitted_on": list(rest[m.DEVICES]),
                 "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
-                "predicted_step_s": guess["predicted_step_s"],
-                "error": guess["predicted_step_s"] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0,
+                m.PREDICTED_STEP_S: guess[m.PREDICTED_STEP_S],
+                "error": guess[m.PREDICTED_STEP_S] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0,
             }
         )
     return pd.DataFrame(rows)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfscale import metrics as m
+from tfscale.labels import model_label, record_mode
 
 BAR_WIDTH = 20
 
@@ -24,10 +25,9 @@ def eta_text(elapsed_s: float, done: int, total: int) -> str:
 def progress_line(done: int, total: int, elapsed_s: float, record: dict[str, Any]) -> str:
     filled = BAR_WIDTH * done // total
     bar = "#" * filled + "." * (BAR_WIDTH - filled)
-    size = record.get(m.MODEL_SIZE)
     link = f" @{record[m.NETWORK_LINK]}" if record.get(m.NETWORK_LINK) else ""
-    how = record[m.STRATEGY] or record.get(m.PARALLELISM)
-    what = f"{record[m.MODEL]}{'/' + size if size else ''} {how} x{record[m.DEVICES]}{link}"
+    how = record_mode(record)
+    what = f"{model_label(record[m.MODEL], record.get(m.MODEL_SIZE))} {how} x{record[m.DEVICES]}{link}"
     if record[m.STATUS] == m.STATUS_OK:
         outcome = f"ok, {record[m.STEP_TIME_MEDIAN_S] * 1e3:.2f} ms/step"
     else:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.axes import AXES, SETTINGS, STRATEGIES, layout_text, replicas_of
+from tfscale.axes import AXES, SETTINGS, STRATEGIES, replicas_of
+from tfscale.labels import mode_label
 from tfscale.netsim.rate import parse_rate
 
 
@@ -89,9 +90,9 @@ class RunSpec:
     @property
     def mode_label(self) -> str:
         """How the devices are used, for tables: the strategy, or the model-parallel layout."""
-        if self.parallelism == "data":
-            return self.strategy or ""
-        return layout_text(self.parallelism, self.stages, self.micro_batches, self.replicas, self.tensor_parallel)
+        return mode_label(
+            self.strategy, self.parallelism, self.stages, self.micro_batches, self.replicas, self.tensor_parallel
+        )
 
     @property
     def link_bytes_per_s(self) -> float | None:

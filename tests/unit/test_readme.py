@@ -33,3 +33,24 @@ def test_metric_names_are_alphabetised_and_unique():
         names = re.findall(r"^([A-Z0-9_]+) = \"", block.split("\n\n# Columns")[0], re.M)
         assert names == sorted(names)
     assert len(set(metrics.RECORD_COLUMNS)) == len(metrics.RECORD_COLUMNS)
+
+
+def test_records_doc_is_generated_from_metrics_and_complete():
+    from tfscale import metrics
+    from tfscale.records_doc import render
+
+    doc = (ROOT / "docs" / "records.md").read_text()
+    assert doc == render(), "docs/records.md is stale: python -m tfscale.records_doc > docs/records.md"
+    columns = re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \|$", doc, re.M)
+    names = {v for k, v in vars(metrics).items() if k.isupper() and isinstance(v, str) and not k.startswith("STATUS_")}
+    assert {c for c, _ in columns} == names  # every column, each on one line of metrics.py
+    assert all(meaning.strip() for _, meaning in columns)  # and each with its meaning
+
+
+def test_every_axis_is_a_record_column_named_in_metrics():
+    from tfscale import metrics
+    from tfscale.axes import AXES
+
+    names = {v for k, v in vars(metrics).items() if k.isupper() and isinstance(v, str)}
+    assert set(AXES) <= names
+    assert set(AXES) <= set(metrics.RECORD_COLUMNS)

@@ -181,7 +181,7 @@ LAYOUT_COLUMNS = (
     m.MODEL,
     m.MODEL_SIZE,
     m.DEVICES,
-    "layout",
+    m.LAYOUT,
     m.STRATEGY,
     m.THROUGHPUT_EXAMPLES_PER_S,
     m.SCALING_EFFICIENCY,
@@ -215,7 +215,7 @@ CROSSCHECK_COLUMNS = (
     m.COMM_TIME_ISOLATED_S,
     m.COMM_TIME_TRACE_S,
     m.COMM_TIME_MODEL_S,
-    "comm_fraction",
+    m.COMM_FRACTION,
     m.OVERLAP_FRACTION,
     m.COMM_TIME_PULL_S,
     m.COMM_TIME_PUSH_S,
@@ -231,13 +231,13 @@ LOSS_COLUMNS = (
     m.DEVICES,
     m.SCALING,
     m.STEP_TIME_MEDIAN_S,
-    "ideal_step_s",
-    "gap_s",
-    "comm_exposed_s",
-    "straggler_wait_s",
-    "input_wait_s",
-    "rest_s",
-    "gap_fraction",
+    m.IDEAL_STEP_S,
+    m.GAP_S,
+    m.COMM_EXPOSED_S,
+    m.STRAGGLER_WAIT_S,
+    m.INPUT_WAIT_S,
+    m.REST_S,
+    m.GAP_FRACTION,
 )
 
 
@@ -270,7 +270,7 @@ def prediction_section(frame: pd.DataFrame) -> str:
         m.DEVICES,
         "fitted_on",
         "measured_step_s",
-        "predicted_step_s",
+        m.PREDICTED_STEP_S,
         "error",
     )
     return (
@@ -305,12 +305,12 @@ NETWORK_COLUMNS = (
     m.NETWORK_LINK,
     m.LINK_BYTES_PER_S,
     m.LINK_MEASURED_BYTES_PER_S,
-    "check_link_fraction",
+    m.CHECK_LINK_FRACTION,
     m.GRAD_BYTES,
     m.COMM_TIME_ISOLATED_S,
     m.BUSBW_BYTES_PER_S,
     m.BUSBW_LINK_FRACTION,
-    "comm_vs_loopback",
+    m.COMM_VS_LOOPBACK,
     m.STEP_TIME_MEDIAN_S,
     m.SCALING_EFFICIENCY,
 )
@@ -340,7 +340,7 @@ MODE_COLUMNS = (
     m.MODEL,
     m.MODEL_SIZE,
     m.DEVICES,
-    "mode",
+    m.MODE,
     m.THROUGHPUT_EXAMPLES_PER_S,
     m.STEP_TIME_MEDIAN_S,
     m.SCALING_EFFICIENCY,
@@ -443,9 +443,7 @@ def load_series(frame: pd.DataFrame, run_dirs: dict[tuple[str, str], Path]) -> d
     for _, row in frame.iterrows():
         path, folder = row.get(m.TELEMETRY_PATH), run_dirs.get((row[m.SUITE], row[m.RUN_ID]))
         if isinstance(path, str) and folder is not None and (folder / path).is_file():
-            size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
-            label = f"{row[m.MODEL]}{size} {row[m.STRATEGY]} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
-            series[label] = pd.read_csv(folder / path)
+            series[figures.config_label(row)] = pd.read_csv(folder / path)
     return series
 
 

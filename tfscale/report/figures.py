@@ -7,21 +7,21 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.analysis import mode_text
+from tfscale.labels import model_label, record_mode
 
 MIB = 1024.0 * 1024.0
 
 
 def workload_label(row: pd.Series) -> str:
-    size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
-    return f"{row[m.MODEL]}{size} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}" + (
+    model = model_label(row[m.MODEL], row[m.MODEL_SIZE])
+    return f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}" + (
         " xla" if row[m.JIT] else ""
     )
 
 
 def strategy_label(row: pd.Series) -> str:
     if row.get(m.PARALLELISM, "data") not in ("data", None) or not isinstance(row[m.STRATEGY], str):
-        return mode_text(row)
+        return record_mode(row)
     ops = row.get(m.CROSS_DEVICE_OPS)
     nodes = f" {row[m.NODES]} nodes" if row[m.NODES] > 1 else ""
     link = row.get(m.NETWORK_LINK)
@@ -31,8 +31,9 @@ def strategy_label(row: pd.Series) -> str:
 
 def config_label(row: pd.Series) -> str:
     """Short axis label: model, strategy and devices, then the id that finds the rest in the table."""
-    size = "" if pd.isna(row[m.MODEL_SIZE]) else f"/{row[m.MODEL_SIZE]}"
-    return f"{row[m.MODEL]}{size} {strategy_label(row)} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
+    return (
+        f"{model_label(row[m.MODEL], row[m.MODEL_SIZE])} {strategy_label(row)} x{row[m.DEVICES]} · {row[m.CONFIG_ID]}"
+    )
 
 
 def _bars(frame: pd.DataFrame) -> str:
@@ -183,7 +184,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     rows["efficiency"] = rows[m.SCALING_EFFICIENCY].map(lambda e: "" if pd.isna(e) else f"eff {e:.2f}")
     fig = px.bar(
         rows,
-        x="layout",
+        x=m.LAYOUT,
         y=m.THROUGHPUT_EXAMPLES_PER_S,
         color=m.STRATEGY,
         facet_col="panel",
@@ -193,7 +194,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         error_y_minus="ci_minus",
         hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
         barmode="group",
-        labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", "layout": ""},
+        labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", m.LAYOUT: ""},
     )
     rows_count = max(1, -(-rows["panel"].nunique() // wrap))
     fig.update_layout(
@@ -233,13 +234,13 @@ def comm_breakdown_figure(checks: pd.DataFrame) -> go.Figure | None:
 
 
 def comm_fraction_figure(checks: pd.DataFrame) -> go.Figure | None:
-    rows = checks[checks["comm_fraction"].notna()].sort_values([m.MODEL, m.STRATEGY, m.DEVICES])
+    rows = checks[checks[m.COMM_FRACTION].notna()].sort_values([m.MODEL, m.STRATEGY, m.DEVICES])
     if rows.empty:
         return None
     fig = px.line(
         rows,
         x=m.DEVICES,
-        y="comm_fraction",
+        y=m.COMM_FRACTION,
         color=m.STRATEGY,
         facet_col=m.MODEL,
         markers=True,
@@ -337,7 +338,7 @@ def link_fraction_figure(rows: pd.DataFrame) -> go.Figure | None:
     fig = go.Figure(
         [
             go.Bar(name="all-reduce busbw / link", x=labels, y=rows[m.BUSBW_LINK_FRACTION]),
-            go.Bar(name="TCP check / link", x=labels, y=rows["check_link_fraction"]),
+            go.Bar(name="TCP check / link", x=labels, y=rows[m.CHECK_LINK_FRACTION]),
         ]
     )
     fig.add_hline(y=1.0, line_dash="dash", annotation_text="link rate")
@@ -384,13 +385,13 @@ def modes_figure(
     rows["value"] = rows[column].astype(float) * scale
     fig = px.bar(
         rows,
-        x="mode",
+        x=m.MODE,
         y="value",
         color=m.PARALLELISM,
         facet_col="panel",
         facet_col_wrap=wrap,
         hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
-        labels={"value": axis, "mode": ""},
+        labels={"value": axis, m.MODE: ""},
     )
     panels = max(1, -(-rows["panel"].nunique() // wrap))
     fig.update_layout(title=title, height=460 * panels + 80, margin={"t": 90}, legend_title_text="parallelism")

@@ -1,0 +1,61 @@
+"""Display labels, defined once: what plan, progress, the terminal summary, analysis and the report call a model,
+a mode (how the devices are used) and a layout (how the devices are spread). Pure; values may come from records or
+from pandas rows, where a missing value is None or NaN."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _given(value: Any) -> bool:
+    """A value that is there: not None, not NaN, not empty."""
+    return value is not None and value == value and value != ""
+
+
+def model_label(model: str, model_size: Any) -> str:
+    """'mlp/small' for zoo models, the user model's name alone."""
+    return f"{model}/{model_size}" if _given(model_size) else model
+
+
+def model_parallel_text(parallelism: str, stages: Any, micro_batches: Any, replicas: Any, tensor_parallel: Any) -> str:
+    """A model-parallel layout: 'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'."""
+    if parallelism == "pipeline":
+        return f"pipeline {int(stages)} stages x {int(micro_batches)} micro-batches"
+    return f"{parallelism} {int(replicas)} data x {int(tensor_parallel)} tensor"
+
+
+def mode_label(
+    strategy: Any,
+    parallelism: Any = "data",
+    stages: Any = None,
+    micro_batches: Any = None,
+    replicas: Any = None,
+    tensor_parallel: Any = None,
+) -> str:
+    """How the devices are used: the strategy for data parallelism ('mirrored'), else the model-parallel layout."""
+    if not _given(parallelism) or parallelism == "data":
+        return str(strategy)
+    return model_parallel_text(parallelism, stages, micro_batches, replicas, tensor_parallel)
+
+
+def record_mode(row: Any) -> str:
+    """mode_label of a record or a pandas row."""
+    return mode_label(
+        row.get("strategy"),
+        row.get("parallelism"),
+        row.get("stages"),
+        row.get("micro_batches"),
+        row.get("replicas"),
+        row.get("tensor_parallel"),
+    )
+
+
+def layout_label(nodes: Any, devices_per_node: Any, strategy: Any = None, num_ps: Any = None, link: Any = None) -> str:
+    """How a config spreads its devices: '1 node x 4 devices', '4 nodes x 1 device [multi-node]', '2 workers + 1
+    ps', '[simulated hosts, 100mbit links]' for shaped links."""
+    nodes, per_node = int(nodes), int(devices_per_node)
+    text = f"{nodes} node{'s' * (nodes > 1)} x {per_node} device{'s' * (per_node > 1)}"
+    if strategy == "parameter_server":
+        text = f"{nodes} worker{'s' * (nodes > 1)} + {int(num_ps)} ps"
+    where = f" [simulated hosts, {link} links]" if _given(link) else " [multi-node]"
+    return text + (where if nodes > 1 else "")

@@ -1,0 +1,46 @@
+"""docs/records.md, generated from tfscale/metrics.py (names, units and meanings) and tfscale/axes.py (what each
+axis of a config means): `python -m tfscale.records_doc > docs/records.md`. A test fails when the two differ."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tfscale.axes import AXES, SETTINGS
+
+ENTRY = re.compile(r'^[A-Z0-9_]+ = "([a-z0-9_]+)"\s*(?:#\s*(.*))?$')
+HEADER = """# Records
+
+One JSON line per config in `results/<suite>/<run_id>/records.jsonl`; `tfscale.load_results(path)` gives them as a
+pandas DataFrame with the derived columns of the second table. Names never change meaning; figures that do not
+apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do not edit by hand.
+"""
+
+
+def entries(block: str) -> list[tuple[str, str]]:
+    """(column, meaning) of each `NAME = "column"  # meaning` line of a metrics.py block."""
+    found = []
+    for line in block.splitlines():
+        match = ENTRY.match(line.strip())
+        if match:
+            found.append((match.group(1), (match.group(2) or "").strip()))
+    return found
+
+
+def render(metrics_source: str | None = None) -> str:
+    source = metrics_source or (Path(__file__).with_name("metrics.py")).read_text(encoding="utf-8")
+    stored = source.split("# --- stored", 1)[1].split("# --- derived", 1)[0]
+    derived = source.split("# --- derived", 1)[1].split("\n\n", 1)[0]
+    axes = {name: axis.help for name, axis in {**AXES, **SETTINGS}.items()}
+    lines = [HEADER, "## Stored in every record", "", "| column | unit, meaning |", "|---|---|"]
+    for column, meaning in entries(stored):
+        if not meaning and column in axes:
+            meaning = f"axis: {axes[column]}"
+        lines.append(f"| `{column}` | {meaning.replace('|', '&#124;')} |")
+    lines += ["", "## Derived by the analysis (never stored)", "", "| column | unit, meaning |", "|---|---|"]
+    lines += [f"| `{column}` | {meaning.replace('|', '&#124;')} |" for column, meaning in entries(derived)]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")
