@@ -6,8 +6,7 @@
 - the shape of a result file: `{"ok": true, "measurements": {...}}` or `{"ok": false, "error": "...",
   "error_type": "..."}`.
 
-Both sides import this module; it imports nothing of tfscale's but the axes table (so no import cycle runs
-through it).
+Both sides import this module; it imports nothing of tfscale's (so no import cycle runs through it).
 """
 
 from __future__ import annotations
@@ -17,8 +16,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from tfscale.axes import STRATEGIES
 
 # Environment variables a launcher sets for each task.
 PROGRESS_ENV = "TFSCALE_PROGRESS"  # file the task overwrites with the phase it reached ("{task}" is filled in)
@@ -68,14 +65,9 @@ def cluster_tasks(strategy: str, workers: int, num_ps: int | None) -> list[Task]
     raise ValueError(f"{strategy} is not a cluster strategy")
 
 
-def is_cluster(strategy: str | None) -> bool:
-    """Runs as a cluster of processes, one per TF task (MultiWorkerMirrored, ParameterServer)."""
-    return strategy is not None and STRATEGIES[strategy].cluster
-
-
 def tasks_of(spec) -> list[Task]:
     """Every process of a config (a RunSpec): its cluster's tasks, or the one task of a single-process config."""
-    if is_cluster(spec.strategy):
+    if spec.cluster:
         return cluster_tasks(spec.strategy, spec.nodes, spec.num_ps)
     return [SINGLE]
 

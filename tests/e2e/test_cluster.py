@@ -12,11 +12,10 @@ from tfscale.plan import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
 
-from .procs import workers_left
-from .test_run import assert_communication_fields
+from .support import assert_communication_fields, workers_left
 
 pytestmark = pytest.mark.e2e
-HERE = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 
 SUITE = """
 name: clusters
@@ -86,7 +85,7 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
 
 
 def cluster_spec(text: str, tmp_path: Path):
-    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    (tmp_path / "user_models.py").write_text((SUPPORT / "user_models.py").read_text())
     suite = tmp_path / "s.yaml"
     suite.write_text(text)
     return expand(parse_suite(text, str(suite))).specs[0]

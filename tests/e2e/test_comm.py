@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.e2e
-HERE = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 
 
 @pytest.mark.parametrize("devices", [2, 4])
 def test_split_and_fused_steps_give_bit_identical_sgd_weights(devices):
     done = subprocess.run(
-        [sys.executable, str(HERE / "split_vs_fused.py"), str(devices)],
+        [sys.executable, str(SUPPORT / "split_vs_fused.py"), str(devices)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -8,7 +8,7 @@ from tfscale.cli import cli
 from tfscale.comm import fit_alpha_beta
 from tfscale.store import SCHEMA_VERSION
 
-from .procs import workers_left
+from .support import workers_left
 
 pytestmark = pytest.mark.e2e
 

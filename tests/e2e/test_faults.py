@@ -4,14 +4,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from .procs import wait_for, workers_left
+from .support import tfscale, wait_for, workers_left
 
 pytestmark = pytest.mark.e2e
 
@@ -23,17 +22,6 @@ matrix:
   devices_per_node: [1, 2, 4]
 exclude: [{strategy: one_device, devices_per_node: [2, 4]}]
 """
-
-
-def tfscale(*args, cwd):
-    """The real CLI in a child process, with absolute result paths (so worker command lines name tmp_path)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "tfscale", *args, "--results-dir", str(cwd / "results")],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def records(path: Path) -> list[dict]:

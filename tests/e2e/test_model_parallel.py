@@ -11,10 +11,10 @@ import pytest
 
 from tfscale.cli import cli
 
-from .procs import workers_left
+from .support import workers_left
 
 pytestmark = pytest.mark.e2e
-CHECK = Path(__file__).with_name("model_parallel_check.py")
+CHECK = Path(__file__).resolve().parent / "support" / "model_parallel_check.py"
 
 
 def check(model: str, size: str, mode: str, devices: int) -> dict:

@@ -9,8 +9,7 @@ import pytest
 from tfscale.cli import cli
 from tfscale.netsim.network import list_links, list_namespaces, unavailable_reason
 
-from .procs import wait_for, workers_left
-from .test_faults import tfscale
+from .support import tfscale, wait_for, workers_left
 
 REASON = unavailable_reason()
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(REASON is not None, reason=REASON or "")]

@@ -12,10 +12,10 @@ from tfscale.cli import cli
 from tfscale.metrics import RECORD_COLUMNS
 from tfscale.store import SCHEMA_VERSION
 
-from .procs import workers_left
+from .support import assert_communication_fields, workers_left
 
 pytestmark = pytest.mark.e2e
-HERE = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 
 SUITE = """
 name: e2e
@@ -47,7 +47,7 @@ def sweep(tmp_path_factory):
     from click.testing import CliRunner
 
     tmp = tmp_path_factory.mktemp("e2e")
-    (tmp / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    (tmp / "user_models.py").write_text((SUPPORT / "user_models.py").read_text())
     suite = tmp / "e2e.yaml"
     suite.write_text(SUITE)
     result = CliRunner().invoke(
@@ -153,7 +153,7 @@ models:
 
 
 def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
-    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    (tmp_path / "user_models.py").write_text((SUPPORT / "user_models.py").read_text())
     suite = tmp_path / "failing.yaml"
     suite.write_text(FAILING.replace("include:\n", "include:\n  - {model: hangs, timeout_s: 8}\n"))
     result = runner.invoke(
@@ -193,7 +193,7 @@ def test_failures_become_records_and_the_sweep_goes_on(tmp_path, runner):
 
 
 def test_a_user_model_of_the_wrong_type_is_a_suite_error(tmp_path, runner):
-    (tmp_path / "user_models.py").write_text((HERE / "user_models.py").read_text())
+    (tmp_path / "user_models.py").write_text((SUPPORT / "user_models.py").read_text())
     suite = tmp_path / "bad.yaml"
     suite.write_text("name: bad\nmatrix: {model: [broken]}\nmodels: {broken: {entry: 'user_models:not_a_workload'}}\n")
     result = runner.invoke(cli, ["run", str(suite), "--results-dir", str(tmp_path / "r")])
@@ -209,37 +209,3 @@ def test_a_user_model_of_the_wrong_type_is_a_suite_error(tmp_path, runner):
         f"tfscale: error: {suite}: models.m.entry: cannot import 'no_such_module': ModuleNotFoundError"
     )
     assert not (tmp_path / "r").exists()
-
-
-COMM_FIELDS = (
-    "compute_time_s",
-    "comm_time_exposed_s",
-    "comm_time_split_s",
-    "comm_time_isolated_s",
-    "algbw_bytes_per_s",
-    "busbw_bytes_per_s",
-    "overlap_fraction",
-)
-
-
-def assert_communication_fields(r: dict) -> None:
-    """Multi-replica data-parallel records carry every communication figure; single-replica ones none (null)."""
-    if r["replicas"] == 1:
-        assert all(r[f] is None for f in COMM_FIELDS + ("overlap_fraction_raw", "comm_method")), r["config_id"]
-        return
-    if r["jit"]:
-        assert all(r[f] is None for f in COMM_FIELDS), r["config_id"]
-        assert r["comm_method"].startswith("not measured: with jit (XLA)")
-        return
-    assert all(r[f] is not None for f in COMM_FIELDS), r["config_id"]
-    for f in ("compute_time_s", "comm_time_split_s", "comm_time_isolated_s", "algbw_bytes_per_s"):
-        assert r[f] > 0, (r["config_id"], f)
-    assert r["comm_time_exposed_s"] == pytest.approx(r["step_time_median_s"] - r["compute_time_s"])
-    n = r["replicas"]
-    assert r["algbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"])
-    assert r["busbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"] * 2 * (n - 1) / n)
-    assert 0.0 <= r["overlap_fraction"] <= 1.0
-    raw = (r["compute_time_s"] + r["comm_time_split_s"] - r["step_time_median_s"]) / r["comm_time_split_s"]
-    assert r["overlap_fraction_raw"] == pytest.approx(raw)
-    assert r["overlap_out_of_range"] == (not 0.0 <= raw <= 1.0)
-    assert "all_reduce" in r["comm_method"]

@@ -14,8 +14,8 @@ import pytest
 
 from tfscale.metrics import RECORD_COLUMNS
 
-from .procs import workers_left
-from .slurm_cluster import Cluster, missing
+from .support import workers_left
+from .support.slurm_cluster import Cluster, missing
 
 REASON = missing()
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(REASON is not None, reason=REASON or "")]

@@ -1,9 +1,12 @@
 """What `tfscale launch` writes, checked for structure (no cluster needed)."""
 
 import json
+import os
 import re
 import shlex
+from pathlib import Path
 
+import pytest
 import yaml
 
 from tfscale.cli import cli
@@ -111,3 +114,28 @@ def test_launch_command(runner, tmp_path):
     result = runner.invoke(cli, ["launch", str(suite), "--target", "hosts"])
     assert result.exit_code == 2
     assert result.output == "tfscale: error: --target hosts needs --hosts h1,h2,...\n"
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden" / "launch"
+
+
+@pytest.mark.parametrize(
+    ("target", "options"),
+    [
+        ("slurm", LaunchOptions(partition="p1", account="a1")),
+        ("kubernetes", LaunchOptions(image="img:1")),
+        ("hosts", LaunchOptions(hosts=("h1", "h2", "h3"), port_base=9000)),
+    ],
+)
+def test_scripts_match_their_golden_files(tmp_path, target, options):
+    """What `tfscale launch` writes, byte for byte (UPDATE_GOLDEN=1 rewrites the files after a deliberate change)."""
+    suite = GPU_SUITE if target == "kubernetes" else SUITE
+    written = emit(plan(suite), target, tmp_path, options)
+    folder = GOLDEN / target
+    if os.environ.get("UPDATE_GOLDEN"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in written:
+            (folder / path.name).write_text(path.read_text())
+    assert sorted(p.name for p in written) == sorted(p.name for p in folder.iterdir())
+    for path in written:
+        assert path.read_text() == (folder / path.name).read_text(), path.name

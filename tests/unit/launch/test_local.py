@@ -1,27 +1,10 @@
+"""The local launcher's pure parts: addresses and ports of a cluster."""
+
 import json
 import socket
 
-from tfscale.contract import Task, cluster_tasks, tf_config
+from tfscale.contract import cluster_tasks, tf_config
 from tfscale.launch.local import cluster_spec, pick_ports
-
-
-def test_multi_worker_mirrored_tasks_are_all_trainers():
-    assert cluster_tasks("multi_worker_mirrored", 3, None) == [
-        Task("worker", 0, True),
-        Task("worker", 1, True),
-        Task("worker", 2, True),
-    ]
-
-
-def test_parameter_server_has_a_chief_servers_and_ps():
-    tasks = cluster_tasks("parameter_server", 2, 2)
-    assert [(t.name, t.trainer) for t in tasks] == [
-        ("chief-0", True),
-        ("worker-0", False),
-        ("worker-1", False),
-        ("ps-0", False),
-        ("ps-1", False),
-    ]
 
 
 def test_cluster_spec_and_tf_config():

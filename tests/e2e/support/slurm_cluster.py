@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .procs import wait_for
+from . import wait_for
 
 DAEMONS = ("slurmctld", "slurmd", "munged", "srun", "mungekey")
 SUBNET = "10.214.{node}"  # node i: host side .1, node side .2 of 10.214.i.0/24

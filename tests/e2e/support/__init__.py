@@ -1,0 +1,74 @@
+"""What the end-to-end tests share: process checks, waiting, the CLI in a child process, record checks. The
+scripts and user models the tests run live beside this file."""
+
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+
+def workers_left(under) -> list[str]:
+    """Command lines of tfscale worker processes still alive whose files are under the folder `under` (a run must
+    leave none; workers of other runs on the machine, such as a second test session, are not this test's)."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(p.info["cmdline"] or [])
+        if "tfscale.worker" in cmdline and str(under) in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def tfscale(*args, cwd):
+    """The real CLI in a child process, with absolute result paths (so worker command lines name tmp_path)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfscale", *args, "--results-dir", str(cwd / "results")],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+COMM_FIELDS = (
+    "compute_time_s",
+    "comm_time_exposed_s",
+    "comm_time_split_s",
+    "comm_time_isolated_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "overlap_fraction",
+)
+
+
+def assert_communication_fields(r: dict) -> None:
+    """Multi-replica data-parallel records carry every communication figure; single-replica ones none (null)."""
+    if r["replicas"] == 1:
+        assert all(r[f] is None for f in COMM_FIELDS + ("overlap_fraction_raw", "comm_method")), r["config_id"]
+        return
+    if r["jit"]:
+        assert all(r[f] is None for f in COMM_FIELDS), r["config_id"]
+        assert r["comm_method"].startswith("not measured: with jit (XLA)")
+        return
+    assert all(r[f] is not None for f in COMM_FIELDS), r["config_id"]
+    for f in ("compute_time_s", "comm_time_split_s", "comm_time_isolated_s", "algbw_bytes_per_s"):
+        assert r[f] > 0, (r["config_id"], f)
+    assert r["comm_time_exposed_s"] == pytest.approx(r["step_time_median_s"] - r["compute_time_s"])
+    n = r["replicas"]
+    assert r["algbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"])
+    assert r["busbw_bytes_per_s"] == pytest.approx(r["grad_bytes"] / r["comm_time_isolated_s"] * 2 * (n - 1) / n)
+    assert 0.0 <= r["overlap_fraction"] <= 1.0
+    raw = (r["compute_time_s"] + r["comm_time_split_s"] - r["step_time_median_s"]) / r["comm_time_split_s"]
+    assert r["overlap_fraction_raw"] == pytest.approx(raw)
+    assert r["overlap_out_of_range"] == (not 0.0 <= raw <= 1.0)
+    assert "all_reduce" in r["comm_method"]
