@@ -29,6 +29,7 @@ matrix:
   strategy: [one_device]
 include:
   - {strategy: multi_worker_mirrored, nodes: 2}
+commbench: {min_bytes: 1024, max_bytes: 8192, iters: 2, warmup: 1}
 """
 
 
@@ -99,6 +100,10 @@ def test_sweep_through_slurm_has_the_shape_of_a_local_one(one_node, tmp_path):
     assert mwms["cluster"] == {"worker": 2} and len(mwms["rank_throughput"]) == 2
     assert mwms["throughput_examples_per_s"] == pytest.approx(sum(mwms["rank_throughput"]))
     assert mwms["comm_time_isolated_s"] > 0
+    # the all-reduce sweep ran through the same launcher, as a job step of its own
+    [sweep] = [json.loads(line) for line in (tmp_path / "results" / "onslurm" / "a" / "commbench.jsonl").open()]
+    assert (sweep["strategy"], sweep["nodes"], len(sweep["rows"])) == ("multi_worker_mirrored", 2, 4)
+    assert mwms["comm_time_model_s"] > 0 and "commbench" not in done.stderr
     assert (tmp_path / "reports" / "onslurm.html").exists()
     again = tfscale(one_node, tmp_path, "s.yaml", "--run-id", "a")  # a later submission resumes the run
     assert again.returncode == 0 and "2 already recorded, skipped; 0 to run" in again.stdout, again.stdout

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from tfscale.launch.emit import LaunchOptions, emit
+from tfscale.launch.slurm import step_env
 from tfscale.merge import merge_rank_parts
 from tfscale.plan import expand
 from tfscale.suite import parse_suite
@@ -95,33 +97,18 @@ def test_an_emitted_job_step_trains_as_srun_would_start_it(tmp_path):
             "s",
         )
     )
-    emit(plan, "slurm", tmp_path, LaunchOptions())
+    [script] = emit(plan, "slurm", tmp_path, LaunchOptions(python=sys.executable))
     spec = plan.specs[0]
+    # the worker command of the script's step, as srun would start it in each rank (tfscale's own srun line)
+    [step] = [shlex.split(line) for line in script.read_text().splitlines() if line.startswith("srun ")]
+    worker = step[step.index("--export=ALL") + 1 :]
+    assert worker[:3] == [sys.executable, "-m", "tfscale.worker"]
     base = free_port_pair()
     processes = []
     for rank in (0, 1):
-        env = {
-            **os.environ,
-            **srun_env(rank, 2, "localhost", "2"),
-            "TFSCALE_RESOLVER": "slurm",
-            "TFSCALE_PORT_BASE": str(base),
-        }
+        env = {**os.environ, **srun_env(rank, 2, "localhost", "2"), **step_env(base)}
         processes.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "tfscale.worker",
-                    "--spec",
-                    f"specs/{spec.config_id}.json",
-                    "--result",
-                    f"results/{spec.config_id}.{{task}}.result.json",
-                ],
-                cwd=tmp_path,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
+            subprocess.Popen(worker, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         )
     try:
         outputs = [p.communicate(timeout=120)[0].decode(errors="replace") for p in processes]

@@ -267,3 +267,17 @@ def test_an_add_on_a_mode_cannot_make_is_refused_not_ignored(text, message):
     with pytest.raises(SuiteError) as error:
         expand(parse_suite("name: a\n" + text + "\n", "a.yaml"))
     assert str(error.value).startswith(message)
+
+
+def test_runspec_fields_are_exactly_the_axes_and_settings():
+    import dataclasses
+
+    from tfscale.axes import AXES, SETTINGS
+    from tfscale.spec import SPEC_FIELDS, RunSpec
+
+    identity = {"suite", "device", "config_id", "user_model", "suite_dir", "extra"}
+    fields = {f.name for f in dataclasses.fields(RunSpec)}
+    assert fields - identity == set(AXES) | set(SETTINGS)
+    assert fields & identity == identity
+    # what a record takes from its spec: derived, never listed by hand
+    assert ("config_id", "suite", "device", *AXES, "warmup_steps", "window_steps", "seed") == SPEC_FIELDS
