@@ -45,10 +45,16 @@ class Task:
 
     @property
     def name(self) -> str:
-        return f"{self.job}-{self.index}"
+        return task_name(self.job, self.index)
+
+
+def task_name(job: str, index: int) -> str:
+    """'worker-1', 'ps-0', 'chief-0': how files, logs and reasons name a task."""
+    return f"{job}-{index}"
 
 
 SINGLE = Task("worker", 0, True)  # the one task of a single-process config
+CHIEF = Task("chief", 0, True)  # ParameterServer's coordinator: its result part tells the servers to stop
 
 
 def cluster_tasks(strategy: str, workers: int, num_ps: int | None) -> list[Task]:
@@ -58,7 +64,7 @@ def cluster_tasks(strategy: str, workers: int, num_ps: int | None) -> list[Task]
         return [Task("worker", i, True) for i in range(workers)]
     if strategy == "parameter_server":
         return (
-            [Task("chief", 0, True)]
+            [CHIEF]
             + [Task("worker", i, False) for i in range(workers)]
             + [Task("ps", i, False) for i in range(num_ps or 1)]
         )

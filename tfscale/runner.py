@@ -1,4 +1,4 @@
-"""Parent side of a sweep: for each spec, launch a worker, watch it, turn its result into a record, store it.
+"""Parent side of a sweep: for each spec, one job through the launcher, its outcome turned into a record, stored.
 
 Never imports TensorFlow. A config that fails or times out becomes a record with its reason and last log lines,
 and the sweep goes on.

@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #     slurm_job_id, slurm_step_id (empty for version 1: local only); model parallelism: stages, micro_batches,
 #     tensor_parallel, param_bytes_per_device, stage_param_bytes, bubble_fraction, bubble_fraction_theory,
 #     model_parallel_method (empty for version 1: data parallelism only); status may be "skipped".
+# A column added without changing any meaning needs no new version: load_results gives older records every column of
+# RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
 SCHEMA_VERSION = 2
 
 RECORDS_FILE = "records.jsonl"

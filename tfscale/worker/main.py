@@ -117,11 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         task = cluster_task(spec)
         if task is not None:
-            task_name = contract.Task(task[0], task[1], True).name
+            task_name = contract.task_name(*task)
             result_path = contract.fill_task(args.result, task_name)
         set_task(task_name)
         if is_server(spec, task):
-            serve(spec, stop_file=contract.fill_task(args.result, contract.Task("chief", 0, True).name))
+            serve(spec, stop_file=contract.fill_task(args.result, contract.CHIEF.name))
             return 0
         measurements = run_commbench_config(spec) if args.commbench else run_config(spec, task_name)
     except Exception as error:  # every failure becomes a result the parent can record
