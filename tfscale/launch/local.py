@@ -277,9 +277,10 @@ class LocalLauncher(Launcher):
             outcome.failed = done.failed.task.name if spec.cluster else ""
             outcome.returncode = done.failed.returncode
             outcome.log_path = done.failed.log_path
-        elif done.stopped is None and not outcome.ok:  # exited 0 without a result
-            outcome.failed = "" if not spec.cluster else trainers[0].task.name
-            outcome.returncode = trainers[0].returncode
+        elif done.stopped is None and not outcome.ok:  # a trainer exited 0 without a result
+            silent = next(r for r in trainers if not contract.result_ok(parts[r.task.name]))
+            outcome.failed = silent.task.name if spec.cluster else ""
+            outcome.returncode, outcome.log_path = silent.returncode, silent.log_path
         return outcome
 
     @classmethod
