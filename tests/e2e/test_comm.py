@@ -25,20 +25,27 @@ def test_split_and_fused_steps_give_bit_identical_sgd_weights(devices):
     assert result == {"identical": True, "iterations": [3, 3], "changed": True}
 
 
-def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
+def run_profiled(runner, tmp_path, text: str) -> tuple[Path, list[dict]]:
+    """Run suite `text` (name p) through the CLI; its run folder and records."""
     from tfscale.cli import cli
 
     suite = tmp_path / "p.yaml"
-    suite.write_text(
-        "name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
-        "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n"
-    )
+    suite.write_text(text)
     result = runner.invoke(
         cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report", "--run-id", "a"]
     )
     assert result.exit_code == 0, result.output
     run = tmp_path / "r" / "p" / "a"
-    [record] = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    return run, [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+
+
+def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
+    run, [record] = run_profiled(
+        runner,
+        tmp_path,
+        "name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
+        "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n",
+    )
     assert record["trace_error"] is None
     assert record["trace_path"] == f"traces/{record['config_id']}/worker-0"
     # the layout TensorBoard's profiler plugin reads: <logdir>/plugins/profile/<run>/<host>.xplane.pb
@@ -50,19 +57,12 @@ def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
 
 
 def test_profile_in_model_parallel_modes_keeps_the_trace_and_reads_dtensor_collectives(runner, tmp_path):
-    from tfscale.cli import cli
-
-    suite = tmp_path / "p.yaml"
-    suite.write_text(
+    run, (pipeline, tensor) = run_profiled(
+        runner,
+        tmp_path,
         "name: p\ndefaults: {model_size: tiny, steps: 4, warmup_steps: 1, profile: true, profile_steps: 2, "
-        "devices_per_node: 2, micro_batches: 2, telemetry_hz: 0}\nmatrix: {parallelism: [pipeline, tensor]}\n"
+        "devices_per_node: 2, micro_batches: 2, telemetry_hz: 0}\nmatrix: {parallelism: [pipeline, tensor]}\n",
     )
-    result = runner.invoke(
-        cli, ["run", str(suite), "--results-dir", str(tmp_path / "r"), "--no-report", "--run-id", "a"]
-    )
-    assert result.exit_code == 0, result.output
-    run = tmp_path / "r" / "p" / "a"
-    pipeline, tensor = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     for record in (pipeline, tensor):
         assert (record["trace_error"], record["trace_steps"]) == (None, 2)
         assert list((run / record["trace_path"]).glob("plugins/profile/*/*.xplane.pb"))

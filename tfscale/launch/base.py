@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfscale import contract
 from tfscale.contract import Task
+from tfscale.labels import model_label
 from tfscale.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -83,15 +84,15 @@ class Outcome:
         )
 
 
+LOOPBACK_HOST = "127.0.0.1"
+
+
 def _loopback(task: Task) -> str:
     return LOOPBACK_HOST
 
 
 def _unwrapped(task: Task, argv: list[str]) -> list[str]:
     return argv
-
-
-LOOPBACK_HOST = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,11 @@ LOOPBACK = Placement()
 # What `tfscale launch` writes: specs/<config_id>.json beside the script, results/<config_id>.<task>.result.json
 def spec_file(spec: RunSpec) -> str:
     return f"specs/{spec.config_id}.json"
+
+
+def config_comment(spec: RunSpec) -> str:
+    """What a script says about a config above its commands: id, model and how it uses its devices."""
+    return f"# {spec.config_id}: {model_label(spec.model, spec.model_size)} {spec.mode_label}"
 
 
 def result_template(spec: RunSpec) -> str:

@@ -34,6 +34,7 @@ from tfscale.launch.base import (
     Launcher,
     Outcome,
     Placement,
+    config_comment,
     result_template,
     spec_file,
 )
@@ -299,7 +300,7 @@ class LocalLauncher(Launcher):
             addresses: dict[str, list[str]] = {}
             for task, host in zip(tasks, hosts, strict=True):
                 addresses.setdefault(task.job, []).append(f"{host}:{options.port_base}")
-            lines.append(f"# {spec.config_id}: {spec.model} {spec.strategy} on {', '.join(hosts)}")
+            lines.append(f"{config_comment(spec)} on {', '.join(hosts)}")
             argv = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
             for task, host in zip(tasks, hosts, strict=True):
                 env = (

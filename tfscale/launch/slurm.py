@@ -27,7 +27,7 @@ from pathlib import Path
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale.errors import TfscaleError
-from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome, result_template, spec_file
+from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome, config_comment, result_template, spec_file
 from tfscale.launch.local import pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
 from tfscale.spec import RunSpec
@@ -353,7 +353,7 @@ class SlurmLauncher(Launcher):
             # SlurmClusterResolver gives each rank its task; the worker fills contract.TASK_FIELD in with it.
             worker = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
             lines += [
-                f"# {spec.config_id}: {spec.model} {spec.strategy}, {spec.nodes} node(s) x {spec.devices_per_node} "
+                f"{config_comment(spec)}, {spec.nodes} node(s) x {spec.devices_per_node} "
                 f"device(s), tasks {json.dumps(contract.job_counts(tasks))}",
                 shlex.join(srun_argv(spec, most_nodes, worker)),
                 "",
