@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 ZOO_MODELS = ("mlp", "cnn", "transformer")
+AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfscale.precision)
+# Defaults of the precision settings (why these values: docs/performance.md, "How long a config is measured").
+MIN_WINDOW_S = 0.05
+MAX_MEASURE_S = 4.0
+MAX_WARMUP_S = 3.0
 MODEL_SIZES = ("tiny", "small", "medium", "large")
 
 
@@ -150,6 +155,7 @@ class Axis:
     nullable: bool = False  # None is allowed and means "not applicable / TF's default"
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
     recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
+    auto: bool = False  # also takes the string AUTO: the worker chooses (tfscale.precision has the rules)
 
 
 def _axes(*axes: Axis) -> dict[str, Axis]:
@@ -251,10 +257,68 @@ AXES: dict[str, Axis] = _axes(
 
 # Run settings: how a config is measured, not what it is; they are not part of config_id.
 SETTINGS: dict[str, Axis] = _axes(
-    Axis("steps", int, 20, "timed steps", minimum=1, sweepable=False, recorded=False),
-    Axis("warmup_steps", int, 3, "untimed steps first (the first one includes tracing)", minimum=1, sweepable=False),
     Axis(
-        "window_steps", int, 1, "steps per timing window, each window ended by a host sync", minimum=1, sweepable=False
+        "steps",
+        int,
+        AUTO,
+        "timed steps; auto: timing windows until the 95 % CI of the median step is within +-target_ci "
+        "(at least 10 windows) or max_measure_s is spent",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
+        auto=True,
+    ),
+    Axis(
+        "warmup_steps",
+        int,
+        AUTO,
+        "untimed steps first (the first one includes tracing); auto: windows until the last 3 agree within 5 %, "
+        "at most max_warmup_s",
+        minimum=1,
+        sweepable=False,
+        auto=True,
+    ),
+    Axis(
+        "window_steps",
+        int,
+        AUTO,
+        "steps per timing window, each window ended by a host sync; auto: enough steps for min_window_s",
+        minimum=1,
+        sweepable=False,
+        auto=True,
+    ),
+    Axis(
+        "min_window_s",
+        float,
+        MIN_WINDOW_S,
+        "window_steps auto: shortest timing window, seconds (a host sync costs < 1 % of it)",
+        minimum=0.001,
+        sweepable=False,
+    ),
+    Axis(
+        "target_ci",
+        float,
+        0.02,
+        "steps auto: stop once the 95 % CI of the median step is within +- this fraction of the median",
+        minimum=0.001,
+        sweepable=False,
+        recorded=False,
+    ),
+    Axis(
+        "max_measure_s",
+        float,
+        MAX_MEASURE_S,
+        "steps auto: most seconds of timed windows per config (and per repeat)",
+        minimum=0.1,
+        sweepable=False,
+    ),
+    Axis(
+        "max_warmup_s",
+        float,
+        MAX_WARMUP_S,
+        "warmup_steps auto: most seconds of warm-up windows before timing starts anyway",
+        minimum=0.1,
+        sweepable=False,
     ),
     Axis(
         "timeout_s",

@@ -11,6 +11,7 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.comm import comm_figures
+from tfscale.precision import Precision
 from tfscale.stats import StepStats, median
 
 STRAGGLER_THRESHOLD = 1.10  # a rank whose median step is > 10 % above the median of the ranks' medians
@@ -34,6 +35,17 @@ def step_stats_columns(stats: StepStats) -> dict[str, Any]:
     }
 
 
+def precision_columns(samples: list[float], target_ci: float) -> dict[str, Any]:
+    """The record's precision columns for these per-step samples (tfscale.precision.Precision)."""
+    precision = Precision.of(samples, target_ci)
+    return {
+        m.CI_TARGET: precision.ci_target,
+        m.CI_MET: precision.ci_met,
+        m.CI_HALF_WIDTH_REL: precision.ci_half_width_rel,
+        m.SAMPLES: precision.samples,
+    }
+
+
 def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str, Any]:
     """One config's measurements from the parts of its training ranks (in rank order)."""
     if len(parts) == 1:
@@ -45,6 +57,7 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
     slow = stragglers(rank_medians)
     merged = dict(parts[0])  # model facts (params, grad_bytes, timing method) are the same on every rank
     merged.update(step_stats_columns(StepStats.from_samples(samples)))
+    merged.update(precision_columns(samples, parts[0][m.CI_TARGET]))
     merged.update(
         {
             m.STEP_TIMES_S: samples,

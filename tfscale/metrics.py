@@ -14,6 +14,9 @@ BUBBLE_FRACTION = "bubble_fraction"  # pipeline: measured idle share, 1 - sum(st
 BUBBLE_FRACTION_THEORY = "bubble_fraction_theory"  # pipeline: GPipe idle share (S-1)/(M+S-1)
 BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack; 0 = TF's choice
+CI_HALF_WIDTH_REL = "ci_half_width_rel"  # larger side of the median step's 95 % CI / median; empty below 6 samples
+CI_MET = "ci_met"  # bool: ci_half_width_rel <= ci_target
+CI_TARGET = "ci_target"  # the target_ci the config was measured to (fraction of the median, e.g. 0.02)
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
 COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
 COMM_METHOD = "comm_method"  # how the communication figures were measured, in words
@@ -51,6 +54,7 @@ LINK_CHECK_METHOD = "link_check_method"  # how link_measured_bytes_per_s was mea
 LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput node 0 -> node 1 before the config
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
+MEASURE_STOP = "measure_stop"  # why the timed windows stopped: target_ci met | max_measure_s spent | fixed steps
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
 MICRO_BATCHES = "micro_batches"  # pipeline: micro-batches per step
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
@@ -77,6 +81,7 @@ RANK_THROUGHPUT = "rank_throughput"  # list of examples/s: each rank's examples 
 REASON = "reason"  # one line: why a config failed or timed out; empty when ok
 REPLICAS = "replicas"  # data-parallel replicas (model copies) the strategy runs
 RUN_ID = "run_id"  # name of the run folder under results/<suite>/
+SAMPLES = "samples"  # timing windows timed (the length of step_times_s)
 SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.SCHEMA_VERSION)
 SEED = "seed"  # int, seed of the synthetic data
 SLURM_JOB_ID = "slurm_job_id"  # launcher slurm: the job (allocation) the config's step ran in
@@ -110,8 +115,9 @@ TIMING = "timing"  # one sentence: how the step times were measured
 TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the config itself still counts)
 TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
 TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler
-WARMUP_STEPS = "warmup_steps"  # untimed steps before the timed ones (the first one is first_step_s)
-WINDOW_STEPS = "window_steps"  # steps per timing window; each sample is window time / window_steps
+WARMUP_STEPS = "warmup_steps"  # untimed steps run before the timed ones (the first one is first_step_s)
+WARMUP_STOP = "warmup_stop"  # why the warm-up ended: steady (last 3 windows within 5 %) | max_warmup_s | fixed
+WINDOW_STEPS = "window_steps"  # steps per timing window (as set or calibrated); a sample is window time / window_steps
 
 # --- derived by tfscale.analysis (never stored) ---------------------------------------------------------------
 BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node baseline used
@@ -164,6 +170,12 @@ RECORD_COLUMNS = (
     STEP_TIME_MAD_S,
     STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S,
+    CI_TARGET,
+    CI_MET,
+    CI_HALF_WIDTH_REL,
+    SAMPLES,
+    WARMUP_STOP,
+    MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S,
     THROUGHPUT_PER_REPLICA,
     PEAK_MEMORY_BYTES,

@@ -14,6 +14,7 @@ from typing import Any
 
 from tfscale.axes import (
     ADDONS,
+    AUTO,
     AXES,
     MODES,
     PARALLELISM_AXES,
@@ -161,7 +162,8 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
         )
     if config["partitioner"] == "fixed_shards" and config["num_ps"] == 1:
         raise SuiteError(f"{name}: partitioner=fixed_shards shards over num_ps servers; with num_ps=1 use none")
-    if config["steps"] % config["window_steps"]:
+    fixed = AUTO not in (config["steps"], config["window_steps"])
+    if fixed and config["steps"] % config["window_steps"]:
         raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps={config['window_steps']}")
     replicas = replicas_of(config["strategy"], config["nodes"], config["devices_per_node"])
     if config["batch_policy"] == "strong" and config["batch_size"] % replicas:

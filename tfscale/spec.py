@@ -45,9 +45,13 @@ class RunSpec:
     jit: bool
     optimizer: str
     # run settings (how it is measured)
-    steps: int
-    warmup_steps: int
-    window_steps: int
+    steps: int | str  # an int, or "auto" (tfscale.precision decides; so for the next two)
+    warmup_steps: int | str
+    window_steps: int | str
+    min_window_s: float
+    target_ci: float
+    max_measure_s: float
+    max_warmup_s: float
     timeout_s: float
     startup_timeout_s: float
     stall_timeout_s: float

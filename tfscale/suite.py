@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tfscale.axes import ALL_KEYS, AXES, SETTINGS, ZOO_MODELS, Axis
+from tfscale.axes import ALL_KEYS, AUTO, AXES, SETTINGS, ZOO_MODELS, Axis
 from tfscale.errors import SuiteError
 from tfscale.netsim.rate import parse_rate
 
@@ -187,8 +187,11 @@ def check_value(where: str, key: str, value: Any, models: tuple[str, ...], sourc
         if axis.nullable:
             return
         raise SuiteError(f"{source}: {where}: must not be empty")
+    if axis.auto and value == AUTO:
+        return
     if not _has_type(value, axis.kind):
-        raise SuiteError(f"{source}: {where}: expected {axis.kind.__name__}, got {value!r}")
+        expected = f"{axis.kind.__name__} or {AUTO}" if axis.auto else axis.kind.__name__
+        raise SuiteError(f"{source}: {where}: expected {expected}, got {value!r}")
     if key == "model":
         if value not in models:
             raise SuiteError(

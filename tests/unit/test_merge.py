@@ -13,6 +13,7 @@ def part(samples, median, replicas=2, peak=100, rss=200, first=1.0):
         "first_step_s": first,
         "params": 10,
         "timing": "t",
+        "ci_target": 0.02,
     }
 
 
@@ -31,6 +32,8 @@ def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
     assert merged["step_times_s"] == [0.12, 0.20, 0.12, 0.12, 0.12, 0.30]
     assert merged["step_time_median_s"] == pytest.approx(0.12)
     assert (merged["step_time_ci95_low_s"], merged["step_time_ci95_high_s"]) == (0.12, 0.30)
+    # precision of the merged samples: CI (0.12, 0.30) around 0.12 is +150 %
+    assert (merged["ci_half_width_rel"], merged["ci_met"], merged["samples"]) == (pytest.approx(1.5), False, 6)
     assert merged["rank_throughput"] == pytest.approx([320.0, 32 / 0.13])
     assert merged["throughput_examples_per_s"] == pytest.approx(320.0 + 32 / 0.13)
     assert merged["throughput_per_replica"] == pytest.approx((320.0 + 32 / 0.13) / 2)

@@ -23,7 +23,7 @@ matrix:
     assert (spec.batch_size, spec.steps, spec.warmup_steps, spec.precision, spec.model_size) == (
         8,
         5,
-        3,
+        "auto",
         "float32",
         "small",
     )
@@ -220,7 +220,7 @@ def test_plan_rows():
             "precision": "float32",
             "jit": "off",
             "opt": "sgd",
-            "steps": "3+20",
+            "steps": "auto+auto",
             "timeout_s": "600",
         }
     ]
@@ -280,4 +280,5 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
     assert fields - identity == set(AXES) | set(SETTINGS)
     assert fields & identity == identity
     # what a record takes from its spec: derived, never listed by hand
-    assert ("config_id", "suite", "device", *AXES, "warmup_steps", "window_steps", "seed") == SPEC_FIELDS
+    recorded = ("warmup_steps", "window_steps", "min_window_s", "max_measure_s", "max_warmup_s", "seed")
+    assert ("config_id", "suite", "device", *AXES, *recorded) == SPEC_FIELDS

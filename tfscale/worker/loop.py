@@ -2,16 +2,30 @@
 
 Timing (tfscale.worker.timing): wall clock over windows of `window_steps` steps; each window ends in a host sync,
 so device work queued asynchronously (GPUs) is inside the window it belongs to. Warm-up steps, including the
-first step (tracing, XLA compilation), are never in a window.
+first step (tracing, XLA compilation), are never in a window. How many steps a window, the warm-up and the timed
+part take: tfscale.precision.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tensorflow as tf
 
+from tfscale.precision import (
+    STOP_FIXED,
+    STOP_TARGET,
+    WARMUP_BUDGET,
+    WARMUP_FIXED,
+    WARMUP_STEADY,
+    calibrated_window_steps,
+    is_auto,
+    steady,
+    stop_reason,
+)
 from tfscale.spec import RunSpec
 from tfscale.worker.timing import time_calls
 from tfscale.workload import Workload
@@ -108,41 +122,149 @@ class LoopResult:
     first_step_s: float  # first step: tracing, compilation and one step, ended by a sync
     samples_s: list[float]  # per-step time of each window: window wall time / window_steps
     timed_steps: int
-    window_steps: int
+    window_steps: int  # steps per timed window (as set, or as calibrated)
     final_loss: float | None  # the last timed step's (None where the mode reads it otherwise)
     timing: str  # how the samples were measured, one sentence
+    warmup_steps: int = 0  # untimed steps run before the timed windows, the first step included
+    warmup_stop: str = ""  # why the warm-up ended (tfscale.precision.WARMUP_*)
+    measure_stop: str = ""  # why the timed windows ended (tfscale.precision.STOP_*)
     extra: dict = field(default_factory=dict)  # strategy-specific record columns (e.g. ParameterServer ranks)
+
+
+Agree = Callable[[list[float]], list[float]]  # element-wise max of a few numbers over the config's trainers
+
+
+def _alone(values: list[float]) -> list[float]:
+    return values
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the loop measures, from the spec's precision settings (tfscale.precision has the rules)."""
+
+    steps: int | str
+    warmup_steps: int | str
+    window_steps: int | str
+    min_window_s: float
+    target_ci: float
+    max_measure_s: float
+    max_warmup_s: float
+
+    @classmethod
+    def of(cls, spec: RunSpec) -> Plan:
+        return cls(
+            spec.steps,
+            spec.warmup_steps,
+            spec.window_steps,
+            spec.min_window_s,
+            spec.target_ci,
+            spec.max_measure_s,
+            spec.max_warmup_s,
+        )
+
+
+class _Progress:
+    """report_progress at most every PROGRESS_EVERY_S: short windows would otherwise write the file 20 x a second."""
+
+    PROGRESS_EVERY_S = 0.5
+
+    def __init__(self, report: Callable[[str], None] | None):
+        self.report, self.last = report, -math.inf
+
+    def __call__(self, phase: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.report is not None and (force or now - self.last >= self.PROGRESS_EVERY_S):
+            self.report(phase)
+            self.last = now
+
+
+def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> tuple[int, int, str]:
+    """Untimed steps after the first until the timing can start: (window steps, untimed steps run, why stopped).
+
+    Fixed warmup_steps run first; then, where window_steps or warmup_steps is auto, whole windows run untimed: each
+    too short a window grows the window (calibration), and with warmup_steps auto, windows run until the last
+    ones agree (steady) or max_warmup_s is spent. Every decision is agreed over the trainers (`agree`), so the
+    ranks of a synchronous cluster take the same number of steps."""
+    fixed_warmup = not is_auto(plan.warmup_steps)
+    ran = 1
+    if fixed_warmup:
+        for _ in range(int(plan.warmup_steps) - 1):
+            sync(train_step())
+        ran = int(plan.warmup_steps)
+    auto_window = is_auto(plan.window_steps)
+    window = 1 if auto_window else int(plan.window_steps)
+    if fixed_warmup and not auto_window:
+        return window, ran, WARMUP_FIXED
+    start, per_step = time.perf_counter(), []
+    while True:
+        elapsed = time_calls(train_step, sync, samples=1, per_sample=window).samples_s[0] * window
+        ran += window
+        wanted = calibrated_window_steps(window, elapsed, plan.min_window_s) if auto_window else window
+        per_step.append(elapsed / window)
+        spent = time.perf_counter() - start >= plan.max_warmup_s
+        unsteady = not fixed_warmup and not steady(per_step)
+        wanted, unsteady, spent = agree([float(wanted), float(unsteady), float(spent)])
+        progress(f"warm-up: {ran} steps")
+        if spent:
+            return int(wanted), ran, WARMUP_FIXED if fixed_warmup else WARMUP_BUDGET
+        if wanted != window:  # a window of another size starts the steady check afresh
+            window, per_step = int(wanted), []
+            continue
+        if not unsteady:
+            return window, ran, WARMUP_FIXED if fixed_warmup else WARMUP_STEADY
 
 
 def run_timed_loop(
     train_step: Callable[[], tf.Tensor],
     *,
-    warmup_steps: int,
-    steps: int,
-    window_steps: int,
+    plan: Plan,
     sync: Callable[[tf.Tensor], float],
     how: str,
     on_window: Callable[[str], None] | None = None,
     start_timing: Callable[[], None] | None = None,
+    agree: Agree | None = None,
 ) -> LoopResult:
-    """Warm up (the first step timed on its own), then time `steps // window_steps` windows, each ended by `sync`
-    (host_sync gives it and `how`, the sentence that says what it does). `start_timing` runs between the two."""
+    """The first step timed on its own, the warm-up (`warm_up`), then timed windows of a fixed number of steps,
+    each ended by `sync` (host_sync gives it and `how`, the sentence that says what it does), until the fixed
+    steps are done or `tfscale.precision.stop_reason` says stop. `start_timing` runs before the first timed
+    window; `agree` (cluster trainers) makes every rank take the same decisions."""
+    agree = agree or _alone
+    progress = _Progress(on_window)
     first = time_calls(train_step, sync, samples=1)
-    for _ in range(warmup_steps - 1):
-        sync(train_step())
-    if on_window is not None:
-        on_window("warm-up done")
+    window, warmup_ran, warmup_stop = warm_up(train_step, sync, plan, agree, progress)
+    progress("warm-up done", force=True)
     if start_timing is not None:
         start_timing()
-    windows = max(1, steps // window_steps)
+    fixed = not is_auto(plan.steps)
+    windows = max(1, int(plan.steps) // window) if fixed else None
+    stop = {"why": STOP_FIXED if fixed else ""}
 
-    def reached(index: int) -> None:
-        if on_window is not None:
-            on_window(f"window {index + 1}/{windows}")
+    def more(samples: list[float]) -> bool:
+        if fixed:
+            progress(f"window {len(samples)}/{windows}")
+            return True
+        why = stop_reason(samples, sum(samples) * window, plan.target_ci, plan.max_measure_s)
+        (carry_on,) = agree([float(why is None)])
+        progress(f"window {len(samples)}")
+        if carry_on:
+            return True
+        stop["why"] = why or STOP_TARGET  # another rank wanted more windows until now: this one's target
+        return False
 
-    timed = time_calls(train_step, sync, samples=windows, per_sample=window_steps, on_sample=reached)
+    timed = time_calls(train_step, sync, samples=windows, per_sample=window, more=more)
+    samples = timed.samples_s
     timing = (
-        f"time.perf_counter over {windows} windows of {window_steps} step(s), each ended by a host sync "
-        f"({how}); {warmup_steps} warm-up step(s) untimed"
+        f"time.perf_counter over {len(samples)} windows of {window} step(s), each ended by a host sync "
+        f"({how}); {warmup_ran} warm-up step(s) untimed ({warmup_stop}); stopped: {stop['why']}"
     )
-    return LoopResult(first.samples_s[0], timed.samples_s, windows * window_steps, window_steps, timed.last, timing)
+    return LoopResult(
+        first.samples_s[0],
+        samples,
+        len(samples) * window,
+        window,
+        timed.last,
+        timing,
+        warmup_steps=warmup_ran,
+        warmup_stop=warmup_stop,
+        measure_stop=stop["why"],
+    )

@@ -15,7 +15,7 @@ from tfscale import metrics as m
 from tfscale.axes import mode_of
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
-from tfscale.worker.loop import LoopResult, run_timed_loop
+from tfscale.worker.loop import LoopResult, Plan, run_timed_loop
 from tfscale.worker.trainer import Trainer, variable_bytes
 
 
@@ -57,13 +57,12 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
     loop = run_timed_loop(
         trainer.step,
-        warmup_steps=spec.warmup_steps,
-        steps=spec.steps,
-        window_steps=spec.window_steps,
+        plan=Plan.of(spec),
         sync=trainer.sync,
         how=trainer.how,
         on_window=report_progress,
         start_timing=trainer.start_timing,
+        agree=trainer.agree,
     )
     if spec.profile and spec.extra.get("trace_dir"):
         from tfscale.worker.trace import profile_steps
@@ -79,7 +78,7 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str,
     """The record columns the worker measured: the common ones, then the mode's (loop.extra) over them."""
     import tensorflow as tf
 
-    from tfscale.merge import step_stats_columns
+    from tfscale.merge import precision_columns, step_stats_columns
     from tfscale.stats import StepStats
     from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
 
@@ -90,6 +89,7 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str,
     model = trainer.workload.model
     return (
         step_stats_columns(stats)
+        | precision_columns(loop.samples_s, spec.target_ci)
         | {
             m.REPLICAS: trainer.replicas,
             m.DEVICE_KIND: spec.device_kind,
@@ -98,6 +98,10 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str,
             # data parallelism: every device holds every weight (model-parallel modes overwrite this from loop.extra)
             m.PARAM_BYTES_PER_DEVICE: variable_bytes(model.weights),
             m.TIMED_STEPS: loop.timed_steps,
+            m.WINDOW_STEPS: loop.window_steps,
+            m.WARMUP_STEPS: loop.warmup_steps,
+            m.WARMUP_STOP: loop.warmup_stop,
+            m.MEASURE_STOP: loop.measure_stop,
             m.FIRST_STEP_S: loop.first_step_s,
             m.THROUGHPUT_EXAMPLES_PER_S: throughput,
             m.THROUGHPUT_PER_REPLICA: throughput / trainer.replicas,

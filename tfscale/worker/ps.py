@@ -73,7 +73,8 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         timing = (
             f"time.perf_counter over {windows} windows, each scheduling {loop.window_steps} x {workers} "
             "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
-            f"{len(positions)} completed closures counted; {spec.warmup_steps} warm-up round(s) untimed; "
+            f"{len(positions)} completed closures counted; {loop.warmup_steps} warm-up round(s) untimed "
+            f"({loop.warmup_stop}); stopped: {loop.measure_stop}; "
             "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
             "recovered from per-worker iterator positions, largest first (not tied to task indices)"
         )

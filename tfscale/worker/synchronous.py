@@ -4,6 +4,7 @@ model and optimizer made in its scope; the fused training step; its communicatio
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +104,27 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         built.devices,
         replicas,
         columns=columns,
+        agree=elementwise_max(built.strategy) if spec.cluster else None,
     )
+
+
+def elementwise_max(strategy) -> Callable[[list[float]], list[float]]:
+    """The loop's decisions shared by every worker of a MultiWorkerMirrored cluster: an all-gather of a few numbers
+    (outside the timed windows), then their maximum per position. tf.distribute.ReduceOp has no MAX."""
+    import tensorflow as tf
+
+    @tf.function
+    def gathered(values):
+        def replica_fn(v):
+            return tf.distribute.get_replica_context().all_gather(v[None], axis=0)
+
+        return strategy.experimental_local_results(strategy.run(replica_fn, args=(values,)))[0]
+
+    def agree(values: list[float]) -> list[float]:
+        rows = gathered(tf.constant(values, tf.float32)).numpy()
+        return [float(x) for x in rows.max(axis=0)]
+
+    return agree
 
 
 def communication(spec: RunSpec, built: Built, gradients, iterator, sync, fused_s: float) -> dict[str, Any]:

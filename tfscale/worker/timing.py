@@ -26,31 +26,34 @@ def time_calls(
     call: Callable[..., Any],
     sync: Callable[[Any], Any],
     *,
-    samples: int,
+    samples: int | None = None,
     warmup: int = 0,
     per_sample: int = 1,
     before: Callable[[], Any] | None = None,
-    on_sample: Callable[[int], None] | None = None,
+    more: Callable[[list[float]], bool] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Timed:
-    """`warmup` untimed synced calls, then `samples` samples of `per_sample` calls each (see the module).
-    `on_sample(i)` runs after sample i (0-based), outside the timed span."""
+    """`warmup` untimed synced calls, then samples of `per_sample` calls each (see the module): `samples` of them,
+    or as long as `more(values so far)` says so (it runs after each sample, outside the timed span; with
+    `samples` too, at most that many)."""
+    if samples is None and more is None:
+        raise ValueError("time_calls: give samples, more, or both")
     if before is not None and per_sample != 1:
         raise ValueError("time_calls: `before` needs per_sample=1 (its work would fall inside the timed span)")
     last = None
     for _ in range(warmup):
         last = sync(call(*_args(before)))
     gc.collect()  # start the timed part without garbage left by tracing and warm-up
-    values = []
-    for index in range(samples):
+    values: list[float] = []
+    while samples is None or len(values) < samples:
         args = _args(before)
         start = clock()
         for _ in range(per_sample - 1):
             call(*args)
         last = sync(call(*args))
         values.append((clock() - start) / per_sample)
-        if on_sample is not None:
-            on_sample(index)
+        if more is not None and not more(values):
+            break
     return Timed(values, last)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
-from tfscale.worker.loop import LoopResult
+from tfscale.worker.loop import Agree, LoopResult
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Trainer:
     collectives: bool = True  # its steps run collectives: a profile reads comm_time_trace_s from its trace
     start_timing: Callable[[], None] | None = None  # between warm-up and the timed windows
     columns: Callable[[LoopResult], dict[str, Any]] | None = None  # mode's record columns once timed
+    agree: Agree | None = None  # several trainers in lockstep (MultiWorkerMirrored): the loop's shared decisions
 
 
 def variable_bytes(variables) -> int:

@@ -28,10 +28,14 @@ def test_windows_divide_by_their_calls_and_keep_warmup_and_before_untimed():
         log.append(("sync", value))
         return value * 10
 
-    timed = time_calls(call, sync, samples=2, warmup=1, per_sample=3, clock=clock, on_sample=log.append)
+    def more(values):
+        log.append(len(values))
+        return True
+
+    timed = time_calls(call, sync, samples=2, warmup=1, per_sample=3, clock=clock, more=more)
     assert timed.samples_s == [(3 * 2.0 + 1.0) / 3] * 2  # three calls and one sync per sample
     assert timed.last == log[-2][1] * 10  # what sync returned for the last call
-    assert [entry for entry in log if isinstance(entry, int)] == [0, 1]  # after each sample, in order
+    assert [entry for entry in log if isinstance(entry, int)] == [1, 2]  # after each sample, in order
     assert sum(1 for entry in log if isinstance(entry, tuple) and entry[0] == "call") == 1 + 2 * 3
 
 
@@ -54,3 +58,29 @@ def test_before_runs_untimed_ahead_of_each_call():
 def test_before_with_several_calls_per_sample_is_refused():
     with pytest.raises(ValueError, match="per_sample=1"):
         time_calls(lambda x: x, lambda _: None, samples=1, per_sample=2, before=lambda: 0)
+
+
+def test_more_decides_when_the_samples_stop():
+    clock = Clock()
+    costs = iter([3.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+
+    def call():
+        clock.now += next(costs)
+
+    # stop once two samples in a row cost the same: after the third sample
+    timed = time_calls(call, lambda _: None, more=lambda v: len(v) < 2 or v[-1] != v[-2], clock=clock)
+    assert timed.samples_s == [3.0, 1.0, 1.0]
+
+
+def test_samples_bound_more():
+    clock = Clock()
+
+    def call():
+        clock.now += 1.0
+
+    assert time_calls(call, lambda _: None, samples=4, more=lambda v: True, clock=clock).samples_s == [1.0] * 4
+
+
+def test_neither_samples_nor_more_is_refused():
+    with pytest.raises(ValueError, match="give samples, more, or both"):
+        time_calls(lambda: None, lambda _: None)

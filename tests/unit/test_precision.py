@@ -1,0 +1,70 @@
+"""The measuring rules on fixed numbers: exact values."""
+
+import pytest
+
+from tfscale.precision import (
+    MAX_SAMPLES,
+    STOP_BUDGET,
+    STOP_MAX_SAMPLES,
+    STOP_TARGET,
+    Precision,
+    calibrated_window_steps,
+    ci_half_width_rel,
+    steady,
+    stop_reason,
+)
+
+
+def test_a_long_enough_window_keeps_its_size():
+    assert calibrated_window_steps(4, 0.05, 0.05) == 4
+    assert calibrated_window_steps(1, 0.2, 0.05) == 1
+
+
+def test_a_short_window_grows_to_the_minimum_with_a_margin():
+    # 1 step of 2 ms, 50 ms wanted: ceil(1 x 0.05 / 0.002 x 1.2) = 30, capped at 10 x 1
+    assert calibrated_window_steps(1, 0.002, 0.05) == 10
+    # 10 steps lasted 20 ms: ceil(10 x 0.05 / 0.02 x 1.2) = 30
+    assert calibrated_window_steps(10, 0.02, 0.05) == 30
+    # just short: at least one more step
+    assert calibrated_window_steps(100, 0.04999, 0.05) == 121
+    assert calibrated_window_steps(3, 0.0, 0.05) == 30
+
+
+def test_steady_needs_three_windows_within_five_percent():
+    assert not steady([1.0, 1.0])
+    assert steady([2.0, 1.0, 1.04, 1.0])
+    assert not steady([1.0, 1.06, 1.0])
+    assert steady([1.0, 1.049, 1.0])
+    assert steady([0.9, 0.8, 0.8], windows=2, tolerance=0.0)
+
+
+def test_ci_half_width_is_the_larger_side_relative_to_the_median():
+    # 10 samples: the 95 % CI of the median is [x_(2), x_(9)]
+    samples = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.5]
+    # median 1.045; low 1.01 (-0.035), high 1.08 (+0.035)
+    assert ci_half_width_rel(samples) == pytest.approx(0.035 / 1.045)
+    assert ci_half_width_rel([1.0] * 5) is None  # no 95 % CI below 6 samples
+    assert ci_half_width_rel([2.0] * 6) == 0.0
+
+
+def test_stop_when_the_target_is_met_after_ten_windows():
+    tight = [1.0, 1.001, 1.002, 0.999, 0.998, 1.0, 1.003, 0.997, 1.0, 1.001]
+    assert stop_reason(tight[:9], 0.1, 0.02, 10.0) is None  # fewer than 10 windows: go on
+    assert stop_reason(tight, 0.1, 0.02, 10.0) == STOP_TARGET
+
+
+def test_stop_at_the_budget_but_never_before_a_ci_exists():
+    wide = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0]
+    assert stop_reason(wide, 9.9, 0.02, 10.0) is None
+    assert stop_reason(wide, 10.0, 0.02, 10.0) == STOP_BUDGET
+    assert stop_reason(wide[:5], 100.0, 0.02, 10.0) is None  # 5 windows give no CI yet
+    assert stop_reason(wide[:6], 100.0, 0.02, 10.0) == STOP_BUDGET
+    assert stop_reason([1.0, 2.0] * (MAX_SAMPLES // 2), 0.0, 0.02, 1e9) == STOP_MAX_SAMPLES
+
+
+def test_precision_record():
+    assert Precision.of([1.0] * 6, 0.02) == Precision(0.02, True, 0.0, 6)
+    assert Precision.of([1.0] * 5, 0.02) == Precision(0.02, False, None, 5)
+    wide = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.5]
+    assert Precision.of(wide, 0.02).ci_met is False
+    assert Precision.of(wide, 0.04).ci_met is True

@@ -1,0 +1,101 @@
+"""The rules that decide how long a config is measured: window calibration, warm-up until steady state, and
+stopping at a target precision. Pure functions of the times seen so far (the worker's loop applies them), so each
+rule has exact-value tests.
+
+- Calibration (`window_steps: auto`): a window of w steps that lasted t < min_window_s grows to
+  ceil(w x min_window_s / t x 1.2) steps (at most 10 x w per try, at least w + 1); a window that lasted at least
+  min_window_s keeps its size. The 1.2 margin keeps a window above the minimum when the step time jitters.
+- Steady state (`warmup_steps: auto`): the last STEADY_WINDOWS windows' per-step times lie within
+  STEADY_TOLERANCE of each other (max / min - 1), bounded by max_warmup_s.
+- Stopping (`steps: auto`): after at least MIN_SAMPLES windows, stop when the distribution-free 95 % CI of the
+  median per-step time lies within +-target_ci of the median (its larger side, relative to the median), or when
+  max_measure_s of timed windows have been spent (never before CI_MIN_SAMPLES windows, the fewest that give a
+  95 % CI), or at MAX_SAMPLES windows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tfscale.axes import AUTO
+from tfscale.stats import StepStats
+
+CALIBRATION_MARGIN = 1.2
+GROWTH_CAP = 10
+STEADY_WINDOWS = 3
+STEADY_TOLERANCE = 0.05
+MIN_SAMPLES = 10
+CI_MIN_SAMPLES = 6
+MAX_SAMPLES = 2000
+
+# Why the timed windows stopped (record column measure_stop) and why the warm-up did (warmup_stop).
+STOP_TARGET = "target_ci met"
+STOP_BUDGET = "max_measure_s spent"
+STOP_MAX_SAMPLES = f"{MAX_SAMPLES} windows"
+STOP_FIXED = "fixed steps"
+WARMUP_STEADY = f"steady: last {STEADY_WINDOWS} windows within {STEADY_TOLERANCE:.0%}"
+WARMUP_BUDGET = "max_warmup_s spent before steady state"
+WARMUP_FIXED = "fixed warmup_steps"
+
+
+def is_auto(value: object) -> bool:
+    return value == AUTO
+
+
+def calibrated_window_steps(steps: int, window_s: float, min_window_s: float) -> int:
+    """Steps per window so that a window lasts >= min_window_s, from a window of `steps` steps that took
+    `window_s` seconds (see the module)."""
+    if window_s >= min_window_s:
+        return steps
+    if window_s <= 0:
+        return steps * GROWTH_CAP
+    wanted = math.ceil(steps * min_window_s / window_s * CALIBRATION_MARGIN)
+    return max(steps + 1, min(wanted, steps * GROWTH_CAP))
+
+
+def steady(per_step_s: list[float], windows: int = STEADY_WINDOWS, tolerance: float = STEADY_TOLERANCE) -> bool:
+    """True when the last `windows` per-step times are within `tolerance` of each other (max / min - 1)."""
+    if len(per_step_s) < windows:
+        return False
+    last = per_step_s[-windows:]
+    return max(last) / min(last) - 1.0 <= tolerance
+
+
+def ci_half_width_rel(samples: list[float]) -> float | None:
+    """The larger side of the 95 % CI of the median, relative to the median: max(median - low, high - median) /
+    median. None below CI_MIN_SAMPLES samples (no distribution-free CI exists)."""
+    stats = StepStats.from_samples(samples)
+    if stats.ci95_low is None or stats.median <= 0:
+        return None
+    return max(stats.median - stats.ci95_low, stats.ci95_high - stats.median) / stats.median
+
+
+def stop_reason(samples: list[float], spent_s: float, target_ci: float, max_measure_s: float) -> str | None:
+    """Why the timed windows stop now (`steps: auto`), or None to take another window. `spent_s`: seconds of timed
+    windows so far."""
+    n = len(samples)
+    if n >= MAX_SAMPLES:
+        return STOP_MAX_SAMPLES
+    if n >= MIN_SAMPLES:
+        width = ci_half_width_rel(samples)
+        if width is not None and width <= target_ci:
+            return STOP_TARGET
+    if n >= CI_MIN_SAMPLES and spent_s >= max_measure_s:
+        return STOP_BUDGET
+    return None
+
+
+@dataclass(frozen=True)
+class Precision:
+    """The precision columns of a record (metrics: CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, SAMPLES)."""
+
+    ci_target: float
+    ci_met: bool  # the 95 % CI of the median lies within +-ci_target (False where no CI exists)
+    ci_half_width_rel: float | None  # None below CI_MIN_SAMPLES samples
+    samples: int
+
+    @classmethod
+    def of(cls, samples: list[float], target_ci: float) -> Precision:
+        width = ci_half_width_rel(samples)
+        return cls(target_ci, width is not None and width <= target_ci, width, len(samples))
