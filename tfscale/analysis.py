@@ -19,6 +19,7 @@ from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES
 from tfscale.stats import median
+from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
 
 WORKLOAD_KEY = (
     m.RUN_ID,
@@ -59,35 +60,65 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     if m.DEVICES not in out.columns or out[m.DEVICES].isna().any():
         out[m.DEVICES] = out[m.NODES] * out[m.DEVICES_PER_NODE]
     baselines = _baselines(out)
-    scaling, speedup, efficiency, base_ids, notes = [], [], [], [], []
+    scaling, base_ids, notes = [], [], []
+    columns: dict[str, list[float]] = {c: [] for c in SCALING_FIGURES}
     for _, row in out.iterrows():
         kind = "strong" if row[m.BATCH_POLICY] == "strong" else "weak"
         scaling.append(kind)
         base = baselines.get(_key(row))
         note = _why_no_figure(row, base)
-        if note:
-            speedup.append(math.nan)
-            efficiency.append(math.nan)
-            base_ids.append(None if base is None else base[m.CONFIG_ID])
-            notes.append(note)
-            continue
-        n = int(row[m.DEVICES])
-        if kind == "strong":
-            s = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
-        else:
-            s = row[m.THROUGHPUT_EXAMPLES_PER_S] / base[m.THROUGHPUT_EXAMPLES_PER_S]
-        speedup.append(s)
-        efficiency.append(s / n)
-        base_ids.append(base[m.CONFIG_ID])
-        notes.append(None)
+        base_ids.append(None if base is None else base[m.CONFIG_ID])
+        notes.append(note)
+        figures = dict.fromkeys(SCALING_FIGURES, math.nan) if note else scaling_figures(row, base, kind)
+        for column, value in figures.items():
+            columns[column].append(value)
     out[m.SCALING] = scaling
-    out[m.SPEEDUP] = pd.Series(speedup, index=out.index, dtype="float64")
-    out[m.SCALING_EFFICIENCY] = pd.Series(efficiency, index=out.index, dtype="float64")
+    for column, values in columns.items():
+        out[column] = pd.Series(values, index=out.index, dtype="float64")
     out[m.BASELINE_CONFIG_ID] = base_ids
     out[m.BASELINE_NOTE] = notes
     median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
     out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
     return out
+
+
+SCALING_FIGURES = (
+    m.SPEEDUP,
+    m.SPEEDUP_CI95_LOW,
+    m.SPEEDUP_CI95_HIGH,
+    m.SCALING_EFFICIENCY,
+    m.SCALING_EFFICIENCY_CI95_LOW,
+    m.SCALING_EFFICIENCY_CI95_HIGH,
+)
+
+
+def _samples(row: pd.Series) -> list[float]:
+    values = row.get(m.STEP_TIMES_S)
+    return list(values) if isinstance(values, (list, tuple)) else []
+
+
+def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, float]:
+    """Speedup and efficiency of `row` against `base`, each with its 95 % CI (tfscale.uncertainty).
+
+    Both figures are the ratio of the baseline's median step to the config's, times a constant (strong: 1; weak:
+    the ratio of examples per step, or of the throughputs the ranks reported): the CI is that of the ratio of
+    medians, by bootstrap of the two sets of windows, scaled by the same constant."""
+    n = int(row[m.DEVICES])
+    if kind == "strong":
+        speedup = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
+    else:
+        speedup = row[m.THROUGHPUT_EXAMPLES_PER_S] / base[m.THROUGHPUT_EXAMPLES_PER_S]
+    ratio = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
+    interval = scaled(ratio_of_medians(_samples(base), _samples(row)), speedup / ratio)
+    low, high = (math.nan, math.nan) if interval is None else (interval.low, interval.high)
+    return {
+        m.SPEEDUP: speedup,
+        m.SPEEDUP_CI95_LOW: low,
+        m.SPEEDUP_CI95_HIGH: high,
+        m.SCALING_EFFICIENCY: speedup / n,
+        m.SCALING_EFFICIENCY_CI95_LOW: low / n,
+        m.SCALING_EFFICIENCY_CI95_HIGH: high / n,
+    }
 
 
 def _why_no_figure(row: pd.Series, base: pd.Series | None) -> str | None:
@@ -220,30 +251,49 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
 
 BREAKDOWN_METHOD = (
     "gap = measured median step - ideal step (strong: T1/N, weak: T1, with T1 the baseline's median step); "
-    "exposed communication = comm_time_exposed_s (fused - compute-only step); straggler wait = slowest rank's "
+    "exposed communication = comm_time_exposed_s (fused - compute-only step), 0 where its 95 % CI reaches 0 or "
+    "below (within noise: a negative value is not a communication time); straggler wait = slowest rank's "
     "median step - median of the ranks' medians (multi-worker only, else 0); input wait = 0 (synthetic data held "
     "in memory, never waited on); rest = gap - the others (compute growing with replicas, dispatch, overheads). "
-    "Fractions are of the measured step, and gap_fraction = the sum of the four."
+    "Fractions are of the measured step, and gap_fraction = the sum of the four. CIs: bootstrap of the medians "
+    "of the config's and the baseline's windows (gap)."
 )
+
+
+def exposed_comm(row: pd.Series) -> tuple[float, str | None]:
+    """The exposed communication a breakdown can draw (s), and why it is 0 when it is: a figure whose 95 % CI
+    reaches 0 or below is within noise (a communication time cannot be negative)."""
+    exposed = _number(row.get(m.COMM_TIME_EXPOSED_S))
+    if exposed is None:
+        return 0.0, None
+    low, high = _number(row.get(m.COMM_TIME_EXPOSED_CI95_LOW_S)), _number(row.get(m.COMM_TIME_EXPOSED_CI95_HIGH_S))
+    if low is None:  # no CI (fewer than two samples): only a negative value is dropped
+        return (exposed, None) if exposed >= 0 else (0.0, f"within noise ({exposed * 1e3:.3f} ms, no CI)")
+    if low <= 0:
+        return 0.0, f"within noise (95 % CI {low * 1e3:.3f} to {high * 1e3:.3f} ms)"
+    return exposed, None
 
 
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
     add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
-    baselines = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
+    by_id = frame.set_index(m.CONFIG_ID)
     rows = []
     for _, r in frame.iterrows():
         base = r.get(m.BASELINE_CONFIG_ID)
-        if r[m.STATUS] != m.STATUS_OK or int(r[m.DEVICES]) < 2 or _missing(base) or base not in baselines:
+        if r[m.STATUS] != m.STATUS_OK or int(r[m.DEVICES]) < 2 or _missing(base) or base not in by_id.index:
             continue
-        step, t1, n = float(r[m.STEP_TIME_MEDIAN_S]), float(baselines[base]), int(r[m.DEVICES])
-        ideal = t1 / n if r[m.SCALING] == "strong" else t1
+        step, t1, n = float(r[m.STEP_TIME_MEDIAN_S]), float(by_id.loc[base, m.STEP_TIME_MEDIAN_S]), int(r[m.DEVICES])
+        per = 1.0 / n if r[m.SCALING] == "strong" else 1.0
+        ideal = t1 * per
         gap = step - ideal
-        comm = _number(r.get(m.COMM_TIME_EXPOSED_S)) or 0.0
+        comm, comm_note = exposed_comm(r)
         ranks = r.get(m.RANK_STEP_TIME_MEDIAN_S)
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
         terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: 0.0}
         terms[m.REST_S] = gap - sum(terms.values())
+        base_samples = _samples(by_id.loc[base])
+        gap_ci = of_medians([_samples(r), base_samples], lambda t, b, per=per: t - b * per)
         rows.append(
             {
                 m.CONFIG_ID: r[m.CONFIG_ID],
@@ -254,12 +304,23 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
                 m.STEP_TIME_MEDIAN_S: step,
                 m.IDEAL_STEP_S: ideal,
                 m.GAP_S: gap,
+                m.GAP_CI95_LOW_S: _low(gap_ci),
+                m.GAP_CI95_HIGH_S: _high(gap_ci),
                 **terms,
+                m.COMM_EXPOSED_NOTE: comm_note,
                 m.GAP_FRACTION: gap / step,
                 **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()},
             }
         )
     return pd.DataFrame(rows)
+
+
+def _low(interval: Interval | None) -> float:
+    return math.nan if interval is None else interval.low
+
+
+def _high(interval: Interval | None) -> float:
+    return math.nan if interval is None else interval.high
 
 
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:

@@ -54,6 +54,39 @@ def comm_figures(
     }
 
 
+def comm_intervals(
+    *,
+    fused_samples: Sequence[float],
+    compute_samples: Sequence[float],
+    split_samples: Sequence[float],
+    isolated_samples: Sequence[float],
+    grad_bytes: int,
+    replicas: int,
+) -> dict[str, Any]:
+    """95 % CI columns of the communication figures from their samples (s): exposed communication and overlap by
+    bootstrap of the medians (tfscale.uncertainty), busbw from the order-statistic CI of the isolated median."""
+    from tfscale.stats import StepStats
+    from tfscale.uncertainty import difference_of_medians, of_medians
+
+    exposed = difference_of_medians(fused_samples, compute_samples)
+    overlapped = of_medians([compute_samples, split_samples, fused_samples], lambda c, s, f: (c + s - f) / s)
+    isolated = StepStats.from_samples(list(isolated_samples))
+    return {
+        m.COMPUTE_TIMES_S: list(compute_samples),
+        m.COMM_TIME_EXPOSED_CI95_LOW_S: None if exposed is None else exposed.low,
+        m.COMM_TIME_EXPOSED_CI95_HIGH_S: None if exposed is None else exposed.high,
+        m.OVERLAP_FRACTION_CI95_LOW: None if overlapped is None else overlapped.low,
+        m.OVERLAP_FRACTION_CI95_HIGH: None if overlapped is None else overlapped.high,
+        # a slower all-reduce is a lower bandwidth: the CI's high time gives the low busbw
+        m.BUSBW_CI95_LOW_BYTES_PER_S: None
+        if isolated.ci95_high is None
+        else busbw(grad_bytes, isolated.ci95_high, replicas),
+        m.BUSBW_CI95_HIGH_BYTES_PER_S: None
+        if isolated.ci95_low is None
+        else busbw(grad_bytes, isolated.ci95_low, replicas),
+    }
+
+
 @dataclass(frozen=True)
 class AlphaBeta:
     """T(S) = alpha + beta * S * 2(n-1)/n, in seconds and seconds per byte."""

@@ -85,8 +85,28 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
                 replicas=parts[0][m.REPLICAS],
             )
         )
+        merged.update(_merged_intervals(parts, samples))
         merged[m.COMM_METHOD] = parts[0][m.COMM_METHOD] + "; merged: the slowest rank's median of each"
     return merged
+
+
+def _merged_intervals(parts: list[dict[str, Any]], fused_samples: list[float]) -> dict[str, Any]:
+    """The CI columns that go with the slowest ranks' communication figures: exposed from the merged fused samples
+    and the slowest compute rank's samples; overlap and busbw as the slowest compute / isolated rank measured."""
+    from tfscale.uncertainty import difference_of_medians
+
+    compute = max(parts, key=lambda p: p[m.COMPUTE_TIME_S])
+    isolated = max(parts, key=lambda p: p[m.COMM_TIME_ISOLATED_S])
+    exposed = difference_of_medians(fused_samples, compute.get(m.COMPUTE_TIMES_S) or [])
+    return {
+        m.COMPUTE_TIMES_S: compute.get(m.COMPUTE_TIMES_S),
+        m.COMM_TIME_EXPOSED_CI95_LOW_S: None if exposed is None else exposed.low,
+        m.COMM_TIME_EXPOSED_CI95_HIGH_S: None if exposed is None else exposed.high,
+        m.OVERLAP_FRACTION_CI95_LOW: compute.get(m.OVERLAP_FRACTION_CI95_LOW),
+        m.OVERLAP_FRACTION_CI95_HIGH: compute.get(m.OVERLAP_FRACTION_CI95_HIGH),
+        m.BUSBW_CI95_LOW_BYTES_PER_S: isolated.get(m.BUSBW_CI95_LOW_BYTES_PER_S),
+        m.BUSBW_CI95_HIGH_BYTES_PER_S: isolated.get(m.BUSBW_CI95_HIGH_BYTES_PER_S),
+    }
 
 
 def counts_from_positions(positions: list[int], workers: int) -> list[int]:

@@ -13,6 +13,8 @@ BATCH_SIZE = "batch_size"  # examples, as written in the suite (see batch_policy
 BUBBLE_FRACTION = "bubble_fraction"  # pipeline: measured idle share, 1 - sum(stage busy) / (stages x step)
 BUBBLE_FRACTION_THEORY = "bubble_fraction_theory"  # pipeline: GPipe idle share (S-1)/(M+S-1)
 BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n replicas (nccl-tests busbw)
+BUSBW_CI95_HIGH_BYTES_PER_S = "busbw_ci95_high_bytes_per_s"  # bytes/s, busbw at the CI's low all-reduce time
+BUSBW_CI95_LOW_BYTES_PER_S = "busbw_ci95_low_bytes_per_s"  # bytes/s, busbw at the CI's high all-reduce time
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack; 0 = TF's choice
 CI_HALF_WIDTH_REL = "ci_half_width_rel"  # larger side of the median step's 95 % CI / median; empty below 6 samples
 CI_MET = "ci_met"  # bool: ci_half_width_rel <= ci_target
@@ -20,6 +22,8 @@ CI_TARGET = "ci_target"  # the target_ci the config was measured to (fraction of
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
 COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
 COMM_METHOD = "comm_method"  # how the communication figures were measured, in words
+COMM_TIME_EXPOSED_CI95_HIGH_S = "comm_time_exposed_ci95_high_s"  # s, 95 % CI of comm_time_exposed_s (bootstrap)
+COMM_TIME_EXPOSED_CI95_LOW_S = "comm_time_exposed_ci95_low_s"  # s, 95 % CI of comm_time_exposed_s (bootstrap)
 COMM_TIME_EXPOSED_S = "comm_time_exposed_s"  # s, median fused step - median compute-only step
 COMM_TIME_ISOLATED_S = "comm_time_isolated_s"  # s, median all-reduce alone of tensors shaped like the gradients
 COMM_TIME_MODEL_S = "comm_time_model_s"  # s, alpha-beta fit of the commbench sweep evaluated at grad_bytes
@@ -27,6 +31,7 @@ COMM_TIME_PULL_S = "comm_time_pull_s"  # s, parameter_server: median round of ev
 COMM_TIME_PUSH_S = "comm_time_push_s"  # s, parameter_server: median round of every worker applying an update
 COMM_TIME_SPLIT_S = "comm_time_split_s"  # s, median all-reduce + optimizer update of computed gradients
 COMM_TIME_TRACE_S = "comm_time_trace_s"  # s per step, union of collective-op intervals in the profiler trace
+COMPUTE_TIMES_S = "compute_times_s"  # list of s, the compute-only step's samples (one per window, per step)
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
 CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored: nccl|hierarchical_copy|reduction_to_one_device; empty: TF's default
@@ -66,6 +71,8 @@ NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number o
 NUM_PS = "num_ps"  # parameter_server: parameter server tasks
 OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
 OVERLAP_FRACTION = "overlap_fraction"  # (compute + split - fused) / split clamped to [0, 1]; 1 = comm hidden
+OVERLAP_FRACTION_CI95_HIGH = "overlap_fraction_ci95_high"  # 95 % CI of overlap_fraction_raw, bootstrap
+OVERLAP_FRACTION_CI95_LOW = "overlap_fraction_ci95_low"  # 95 % CI of overlap_fraction_raw, bootstrap
 OVERLAP_FRACTION_RAW = "overlap_fraction_raw"  # the same before clamping
 OVERLAP_OUT_OF_RANGE = "overlap_out_of_range"  # bool: the raw overlap fell outside [0, 1]
 PARALLELISM = "parallelism"  # data|pipeline|tensor|hybrid
@@ -124,9 +131,12 @@ BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node b
 BASELINE_NOTE = "baseline_note"  # why speedup/efficiency are empty, when they are
 BUSBW_LINK_FRACTION = "busbw_link_fraction"  # busbw_bytes_per_s / link_bytes_per_s (simulated hosts)
 CHECK_LINK_FRACTION = "check_link_fraction"  # link_measured_bytes_per_s / link_bytes_per_s (simulated hosts)
+COMM_EXPOSED_NOTE = "comm_exposed_note"  # loss breakdown: why comm_exposed_s is 0 ("within noise" and the CI)
 COMM_EXPOSED_S = "comm_exposed_s"  # s, loss breakdown: exposed communication (comm_time_exposed_s, else 0)
 COMM_FRACTION = "comm_fraction"  # comm_time_exposed_s / step_time_median_s
 COMM_VS_LOOPBACK = "comm_vs_loopback"  # comm_time_isolated_s on the shaped link / the same over loopback
+GAP_CI95_HIGH_S = "gap_ci95_high_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
+GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
 GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
@@ -137,7 +147,11 @@ PREDICTED_STEP_S = "predicted_step_s"  # s, tfscale.predict: modelled step time 
 REST_S = "rest_s"  # s, loss breakdown: gap_s minus the other terms (compute growth, overheads)
 SCALING = "scaling"  # strong|weak: which definition scaling_efficiency uses
 SCALING_EFFICIENCY = "scaling_efficiency"  # strong: T1/(N*TN) in step time; weak: thr_N/(N*thr_1)
+SCALING_EFFICIENCY_CI95_HIGH = "scaling_efficiency_ci95_high"  # 95 % CI of scaling_efficiency (bootstrap)
+SCALING_EFFICIENCY_CI95_LOW = "scaling_efficiency_ci95_low"  # 95 % CI of scaling_efficiency (bootstrap)
 SPEEDUP = "speedup"  # strong: T1/TN; weak: thr_N/thr_1
+SPEEDUP_CI95_HIGH = "speedup_ci95_high"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
+SPEEDUP_CI95_LOW = "speedup_ci95_low"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 STRAGGLER_WAIT_S = "straggler_wait_s"  # s, loss breakdown: slowest rank's median step - median of the ranks'
 
@@ -192,7 +206,10 @@ RECORD_COLUMNS = (
     CLUSTER,
     PORT_RETRIES,
     COMPUTE_TIME_S,
+    COMPUTE_TIMES_S,
     COMM_TIME_EXPOSED_S,
+    COMM_TIME_EXPOSED_CI95_LOW_S,
+    COMM_TIME_EXPOSED_CI95_HIGH_S,
     COMM_TIME_SPLIT_S,
     COMM_TIME_ISOLATED_S,
     COMM_TIME_MODEL_S,
@@ -209,8 +226,12 @@ RECORD_COLUMNS = (
     MODEL_PARALLEL_METHOD,
     ALGBW_BYTES_PER_S,
     BUSBW_BYTES_PER_S,
+    BUSBW_CI95_LOW_BYTES_PER_S,
+    BUSBW_CI95_HIGH_BYTES_PER_S,
     OVERLAP_FRACTION,
     OVERLAP_FRACTION_RAW,
+    OVERLAP_FRACTION_CI95_LOW,
+    OVERLAP_FRACTION_CI95_HIGH,
     OVERLAP_OUT_OF_RANGE,
     COMM_METHOD,
     HOST_CPU_UTIL_MEAN,

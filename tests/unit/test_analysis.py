@@ -266,3 +266,54 @@ def test_condense_gives_one_row_per_config_with_the_median_and_spread_over_runs(
     assert first["step_times_s"] == [0.010, 0.030, 0.020]
     assert rows.iloc[1]["run_id"] == "1 runs"
     assert list(rows.columns) == list(frame.columns)
+
+
+def with_samples(row, samples):
+    return {**row, "step_times_s": samples}
+
+
+def test_efficiency_ci_from_the_samples_of_the_config_and_its_baseline():
+    base = with_samples(record("b", "one_device", 1, 0.10), [0.10] * 10)
+    four = with_samples(record("c", "mirrored", 4, 0.125), [0.125] * 10)
+    out = add_scaling(pd.DataFrame([base, four])).set_index("config_id")
+    # constant samples: the CI is the point, exactly
+    assert (out.loc["c", "scaling_efficiency_ci95_low"], out.loc["c", "scaling_efficiency_ci95_high"]) == (
+        pytest.approx(0.8),
+        pytest.approx(0.8),
+    )
+    assert (out.loc["c", "speedup_ci95_low"], out.loc["c", "speedup_ci95_high"]) == (
+        pytest.approx(3.2),
+        pytest.approx(3.2),
+    )
+
+
+def test_one_device_efficiency_ci_of_the_same_distribution_contains_one():
+    samples = [0.100, 0.104, 0.098, 0.101, 0.097, 0.103, 0.099, 0.102, 0.100, 0.105, 0.096, 0.101]
+    base = with_samples(record("b", "one_device", 1, 0.1005), samples)
+    other = with_samples(record("m", "mirrored", 1, 0.1005), list(reversed(samples)))
+    out = add_scaling(pd.DataFrame([base, other])).set_index("config_id")
+    assert out.loc["m", "scaling_efficiency_ci95_low"] < 1.0 < out.loc["m", "scaling_efficiency_ci95_high"]
+    assert out.loc["m", "scaling_efficiency"] == pytest.approx(1.0)
+
+
+def test_no_samples_no_ci():
+    out = add_scaling(pd.DataFrame([record("b", "one_device", 1, 0.1), record("c", "mirrored", 2, 0.1)]))
+    assert out["scaling_efficiency_ci95_low"].isna().all()
+
+
+def test_a_negative_or_noisy_exposed_communication_is_drawn_as_zero_with_a_note():
+    base = with_samples(record("b", "one_device", 1, 0.010), [0.010] * 10)
+    noisy = with_samples(record("n", "mirrored", 2, 0.012), [0.012] * 10)
+    noisy.update(
+        {"comm_time_exposed_s": -0.0005, "comm_time_exposed_ci95_low_s": -0.001, "comm_time_exposed_ci95_high_s": 0.0}
+    )
+    clear = with_samples(record("c", "mirrored", 4, 0.014), [0.014] * 10)
+    clear.update(
+        {"comm_time_exposed_s": 0.003, "comm_time_exposed_ci95_low_s": 0.002, "comm_time_exposed_ci95_high_s": 0.004}
+    )
+    rows = loss_breakdown(add_scaling(pd.DataFrame([base, noisy, clear]))).set_index("config_id")
+    assert rows.loc["n", "comm_exposed_s"] == 0.0
+    assert rows.loc["n", "comm_exposed_note"] == "within noise (95 % CI -1.000 to 0.000 ms)"
+    assert rows.loc["n", "rest_s"] == pytest.approx(0.002)  # the whole gap
+    assert rows.loc["c", "comm_exposed_s"] == 0.003 and pd.isna(rows.loc["c", "comm_exposed_note"])
+    assert (rows.loc["c", "gap_ci95_low_s"], rows.loc["c", "gap_ci95_high_s"]) == pytest.approx((0.004, 0.004))

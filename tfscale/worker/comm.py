@@ -102,9 +102,13 @@ class CommSamples:
 
 
 def measure(
-    strategy, gradients, optimizer, variables, iterator, samples: int, sync: Callable[[object], object]
+    strategy, gradients, optimizer, variables, iterator, samples: int, sync: Callable[[object], object], window: int
 ) -> CommSamples:
-    """Time compute-only, split and isolated steps, `samples` each (the first call of each is untimed)."""
+    """Time compute-only, split and isolated steps, `samples` each (the first call of each is untimed). The
+    compute-only and isolated steps are timed over windows of `window` calls, as the fused step is: per-call
+    samples would add a host sync to every call and make the compute-only step look slower than it is (a
+    negative exposed communication). The split step needs its gradients computed before each call, so it is
+    timed per call."""
     compute = compute_only_step(strategy, gradients, iterator)
     split = reduce_and_update_step(strategy, optimizer, variables)
     isolated = isolated_all_reduce(strategy, variables)
@@ -114,35 +118,47 @@ def measure(
         sync(loss)
         return grads
 
-    def timed(call, before=None) -> list[float]:  # one untimed call first
-        return time_calls(call, sync, samples=samples, warmup=1, before=before).samples_s
+    def timed(call, before=None, per_sample=1) -> list[float]:  # one untimed call first
+        return time_calls(call, sync, samples=samples, warmup=1, before=before, per_sample=per_sample).samples_s
 
     return CommSamples(
-        compute_s=timed(lambda: compute()[0]),
+        compute_s=timed(lambda: compute()[0], per_sample=window),
         split_s=timed(split, before=computed_gradients),
-        isolated_s=timed(isolated),
+        isolated_s=timed(isolated, per_sample=window),
     )
 
 
 METHOD = (
-    "medians of {n} timed calls each (one untimed call first), each ended by a host sync: compute = "
-    "strategy.run of forward+backward only; split = replica-context all_reduce of the computed gradients + "
-    "per-variable optimizer.update_step via strategy.extended.update (gradients computed untimed before "
-    "each call); isolated = the same all_reduce of ones shaped like the gradients; exposed = fused median - "
-    "compute median"
+    "medians of {n} samples each (one untimed call first), each ended by a host sync: compute = strategy.run of "
+    "forward+backward only, over windows of {w} call(s) like the fused step; split = replica-context all_reduce "
+    "of the computed gradients + per-variable optimizer.update_step via strategy.extended.update, per call "
+    "(gradients computed untimed before each call); isolated = the same all_reduce of ones shaped like the "
+    "gradients, over windows of {w} call(s); exposed = fused median - compute median; CIs: bootstrap of the "
+    "medians (exposed, overlap), order statistics of the isolated median (busbw)"
 )
 
 
-def figures(samples: CommSamples, fused_s: float, grad_bytes: int, replicas: int) -> dict:
-    """Record columns (tfscale.comm.comm_figures) plus the method sentence."""
+def figures(samples: CommSamples, fused_samples: list[float], window: int, grad_bytes: int, replicas: int) -> dict:
+    """Record columns (tfscale.comm.comm_figures and comm_intervals) plus the method sentence."""
     from tfscale import metrics as m
-    from tfscale.comm import comm_figures
+    from tfscale.comm import comm_figures, comm_intervals
 
-    return comm_figures(
-        fused_s=fused_s,
-        compute_s=statistics.median(samples.compute_s),
-        split_s=statistics.median(samples.split_s),
-        isolated_s=statistics.median(samples.isolated_s),
-        grad_bytes=grad_bytes,
-        replicas=replicas,
-    ) | {m.COMM_METHOD: METHOD.format(n=len(samples.compute_s))}
+    return (
+        comm_figures(
+            fused_s=statistics.median(fused_samples),
+            compute_s=statistics.median(samples.compute_s),
+            split_s=statistics.median(samples.split_s),
+            isolated_s=statistics.median(samples.isolated_s),
+            grad_bytes=grad_bytes,
+            replicas=replicas,
+        )
+        | comm_intervals(
+            fused_samples=fused_samples,
+            compute_samples=samples.compute_s,
+            split_samples=samples.split_s,
+            isolated_samples=samples.isolated_s,
+            grad_bytes=grad_bytes,
+            replicas=replicas,
+        )
+        | {m.COMM_METHOD: METHOD.format(n=len(samples.compute_s), w=window)}
+    )

@@ -3,7 +3,6 @@ model and optimizer made in its scope; the fused training step; its communicatio
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,7 +93,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
             return {}
         if spec.jit:
             return {m.COMM_METHOD: JIT_NOT_MEASURED}
-        return communication(spec, built, gradients, iterator, sync, statistics.median(loop.samples_s))
+        return communication(spec, built, gradients, iterator, sync, loop)
 
     return Trainer(
         build_train_step(built.strategy, replica_step, iterator),
@@ -127,11 +126,14 @@ def elementwise_max(strategy) -> Callable[[list[float]], list[float]]:
     return agree
 
 
-def communication(spec: RunSpec, built: Built, gradients, iterator, sync, fused_s: float) -> dict[str, Any]:
-    """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm)."""
+def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) -> dict[str, Any]:
+    """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm), with the fused
+    step's windows (`loop`, a LoopResult)."""
     from tfscale.worker import comm
 
     variables = built.workload.model.trainable_variables
-    samples = comm.measure(built.strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync)
+    window = loop.window_steps
+    strategy = built.strategy
+    samples = comm.measure(strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync, window)
     report_progress("communication timed")
-    return comm.figures(samples, fused_s, variable_bytes(variables), built.strategy.num_replicas_in_sync)
+    return comm.figures(samples, loop.samples_s, window, variable_bytes(variables), strategy.num_replicas_in_sync)

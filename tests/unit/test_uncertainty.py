@@ -1,0 +1,48 @@
+"""Bootstrap CIs of derived figures: exact where the samples leave no doubt, and reproducible."""
+
+import pytest
+
+from tfscale.uncertainty import (
+    Interval,
+    difference_of_medians,
+    of_medians,
+    ratio_of_medians,
+    resampled_medians,
+    scaled,
+)
+
+
+def test_constant_samples_give_a_point_interval():
+    assert ratio_of_medians([2.0] * 10, [1.0] * 7) == Interval(2.0, 2.0)
+    assert difference_of_medians([3.0] * 5, [1.0] * 5) == Interval(2.0, 2.0)
+
+
+def test_two_valued_samples_stay_between_their_extremes():
+    # every resampled median of values in {1, 2} lies in [1, 2]: the ratio's CI lies in [1/2, 2/1]
+    interval = ratio_of_medians([1.0, 2.0] * 10, [1.0, 2.0] * 10)
+    assert 0.5 <= interval.low <= 1.0 <= interval.high <= 2.0
+
+
+def test_fewer_than_two_samples_give_no_interval():
+    assert ratio_of_medians([1.0], [1.0, 2.0]) is None
+    assert of_medians([[1.0, 2.0], []], lambda a, b: a + b) is None
+
+
+def test_the_bootstrap_is_reproducible():
+    samples = [1.0, 1.2, 0.9, 1.1, 1.05, 0.95, 1.3, 1.0]
+    assert list(resampled_medians(samples)) == list(resampled_medians(samples))
+    first = difference_of_medians(samples, [s / 2 for s in samples])
+    assert first == difference_of_medians(samples, [s / 2 for s in samples])
+    assert first.low <= 1.025 - 0.5125 <= first.high  # the point difference of the medians lies inside
+
+
+def test_scaled_multiplies_both_ends():
+    assert scaled(Interval(1.0, 2.0), 0.5) == Interval(0.5, 1.0)
+    assert scaled(None, 2.0) is None
+
+
+def test_interval_contains():
+    assert Interval(0.9, 1.1).contains(1.0)
+    assert not Interval(0.9, 0.99).contains(1.0)
+    with pytest.raises(TypeError):
+        Interval(0.9)  # both ends are required
