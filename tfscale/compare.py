@@ -2,7 +2,11 @@
 step-time samples, regressions beyond a threshold, and the environment differences. Pure (pandas, no TF).
 
 Significance: two-sided Mann-Whitney U test on the raw step-time samples of the two records, normal approximation
-with tie and continuity corrections (below about 8 samples per side the p-value is only indicative).
+with tie and continuity corrections (below about 8 samples per side the p-value is only indicative). Over the
+configs compared, the p-values are adjusted for the false-discovery rate (Benjamini-Hochberg q-values); a change is
+significant when its q-value is below ALPHA, and a regression when it is significant and the throughput dropped by
+more than the threshold. The size of a change: the Hodges-Lehmann estimate of the step-time shift (the median of
+all pairwise differences new - base) with its distribution-free 95 % CI (Mann-Whitney order statistics).
 """
 
 from __future__ import annotations
@@ -74,6 +78,48 @@ def mann_whitney(a: list[float], b: list[float]) -> MannWhitney:
     return MannWhitney(u, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
 
 
+@dataclass(frozen=True)
+class Shift:
+    """Hodges-Lehmann shift of `new` over `base` (s) and its 95 % CI; CI ends None when too few samples."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+
+
+Z_975 = 1.959963984540054  # standard normal quantile of 0.975
+
+
+def hodges_lehmann(base: list[float], new: list[float]) -> Shift:
+    """The median of all pairwise differences new_j - base_i, and the CI between the C-th smallest and the C-th
+    largest difference, C = floor(n1 n2 / 2 - z_0.975 sqrt(n1 n2 (n1 + n2 + 1) / 12)) (normal approximation of the
+    Mann-Whitney distribution; no CI when C < 1)."""
+    import numpy as np
+
+    if not base or not new:
+        raise ValueError("Hodges-Lehmann needs samples on both sides")
+    differences = np.sort((np.asarray(new, dtype=float)[None, :] - np.asarray(base, dtype=float)[:, None]).ravel())
+    n1, n2 = len(base), len(new)
+    c = math.floor(n1 * n2 / 2 - Z_975 * math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
+    estimate = float(np.median(differences))
+    if c < 1:
+        return Shift(estimate, None, None)
+    return Shift(estimate, float(differences[c - 1]), float(differences[differences.size - c]))
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """q-values in the input order: q_(i) = min over j >= i of p_(j) x m / j (p sorted ascending), at most 1."""
+    count = len(p_values)
+    order = sorted(range(count), key=lambda i: p_values[i])
+    q = [0.0] * count
+    running = 1.0
+    for rank in range(count, 0, -1):
+        index = order[rank - 1]
+        running = min(running, p_values[index] * count / rank)
+        q[index] = running
+    return q
+
+
 def _key(row: pd.Series) -> tuple:
     return tuple(None if pd.isna(row.get(a)) else row.get(a) for a in MATCH_AXES)
 
@@ -93,8 +139,9 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
         if before is None:
             continue
         test = mann_whitney(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
+        shift = hodges_lehmann(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
         change = after[m.THROUGHPUT_EXAMPLES_PER_S] / before[m.THROUGHPUT_EXAMPLES_PER_S] - 1.0
-        significant = test.p_value < ALPHA
+        base_step = before[m.STEP_TIME_MEDIAN_S]
         rows.append(
             {
                 m.CONFIG_ID: after[m.CONFIG_ID],
@@ -109,14 +156,28 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
                 "new_efficiency": after[m.SCALING_EFFICIENCY],
                 "efficiency_change": after[m.SCALING_EFFICIENCY] - before[m.SCALING_EFFICIENCY],
                 "step_time_ratio": after[m.STEP_TIME_MEDIAN_S] / before[m.STEP_TIME_MEDIAN_S],
+                "shift_s": shift.estimate,
+                "shift_ci95_low_s": shift.low,
+                "shift_ci95_high_s": shift.high,
+                "shift_rel": shift.estimate / base_step,
+                "shift_ci95_low_rel": None if shift.low is None else shift.low / base_step,
+                "shift_ci95_high_rel": None if shift.high is None else shift.high / base_step,
                 "mann_whitney_u": test.u,
                 "p_value": test.p_value,
-                "significant": significant,
-                "regression": significant and change < -threshold,
-                "improvement": significant and change > threshold,
             }
         )
-    return pd.DataFrame(rows)
+    return _verdicts(pd.DataFrame(rows), threshold)
+
+
+def _verdicts(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """q-values over all compared configs (Benjamini-Hochberg), and each one's verdict."""
+    if rows.empty:
+        return rows.assign(q_value=[], significant=[], regression=[], improvement=[])
+    rows["q_value"] = benjamini_hochberg(list(rows["p_value"]))
+    rows["significant"] = rows["q_value"] < ALPHA
+    rows["regression"] = rows["significant"] & (rows["throughput_change"] < -threshold)
+    rows["improvement"] = rows["significant"] & (rows["throughput_change"] > threshold)
+    return rows
 
 
 def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:

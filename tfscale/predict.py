@@ -5,19 +5,25 @@ step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is fitted by leas
 measured at each N and the 1-device baseline's median step T1 at N = 1, linear in N for weak scaling (replicas
 sharing cores slow each other down; on separate devices the slope comes out near 0) and in 1/N for strong scaling;
 with T1 alone it is T1 (weak) or T1 / N (strong). alpha and beta are fitted to the exposed communication measured at
-each N (zero at N = 1); S is the gradient bytes. It assumes the overlap stays what it was. Validation: hold out the
-largest measured N, fit on the others, and compare.
+each N (zero at N = 1); S is the gradient bytes. It assumes the overlap stays what it was. Prediction intervals
+(95 %): the fits repeated on bootstrap resamples of every fitted point's samples (baseline, fused and compute-only
+windows); they cover the measurement noise of those points, not the error of the model itself. Validation: hold
+out the largest measured N, fit on the others, and compare; only where the fits keep more points than their two
+parameters (a line through two points always fits them, so it validates nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import WORKLOAD_KEY, add_scaling
 from tfscale.comm import bus_factor
+from tfscale.uncertainty import resampled_medians
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
 
@@ -37,9 +43,9 @@ def _scaled(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _groups(frame: pd.DataFrame):
     """Per workload, strategy and link (each topology has its own alpha and beta): (strategy, first multi-device
-    row, 1-device median step, multi-device rows with exposed communication)."""
+    row, the 1-device baseline row, multi-device rows with exposed communication)."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
-    steps = frame.set_index(m.CONFIG_ID)[m.STEP_TIME_MEDIAN_S].to_dict()
+    by_id = frame.set_index(m.CONFIG_ID)
     links = pd.Series(
         [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
     )
@@ -50,7 +56,7 @@ def _groups(frame: pd.DataFrame):
         if multi.empty:
             continue
         first = multi.iloc[0]
-        yield strategy, first, float(steps[first[m.BASELINE_CONFIG_ID]]), multi
+        yield strategy, first, by_id.loc[first[m.BASELINE_CONFIG_ID]], multi
 
 
 def link_of(row: pd.Series) -> str | None:
@@ -59,38 +65,112 @@ def link_of(row: pd.Series) -> str | None:
     return link if isinstance(link, str) else None
 
 
-def _predict(first: pd.Series, t1: float, points: pd.DataFrame, n: int) -> dict:
+PARAMETERS = 2  # of each fitted line: communication (alpha, beta) and compute (intercept, slope)
+
+
+@dataclass(frozen=True)
+class Points:
+    """What a prediction is fitted to: the baseline's median step (s), and per multi-device count its exposed
+    communication and (where measured) its compute-only step (s)."""
+
+    t1: float
+    devices: list[int]
+    exposed: list[float]
+    compute_devices: list[int]
+    compute: list[float]
+
+
+def _points(t1: float, points: pd.DataFrame) -> Points:
+    devices = [int(d) for d in points[m.DEVICES]]
+    exposed = [float(c) for c in points[m.COMM_TIME_EXPOSED_S]]
+    if m.COMPUTE_TIME_S not in points:
+        return Points(t1, devices, exposed, [], [])
+    measured = points[points[m.COMPUTE_TIME_S].notna()]
+    return Points(
+        t1, devices, exposed, [int(d) for d in measured[m.DEVICES]], [float(c) for c in measured[m.COMPUTE_TIME_S]]
+    )
+
+
+def _model(first: pd.Series, fit: Points, n: int) -> tuple[float, float, float, float]:
+    """(alpha, beta, predicted step, predicted efficiency) at n devices."""
     size = float(first[m.GRAD_BYTES])
-    xs = [0.0] + [size * bus_factor(int(d)) for d in points[m.DEVICES]]
-    alpha, beta = fit_line(xs, [0.0] + [float(c) for c in points[m.COMM_TIME_EXPOSED_S]])
+    xs = [0.0] + [size * bus_factor(d) for d in fit.devices]
+    alpha, beta = fit_line(xs, [0.0, *fit.exposed])
     strong = first[m.SCALING] == "strong"
     basis = (lambda d: 1.0 / d) if strong else (lambda d: float(d))
-    measured = points[points[m.COMPUTE_TIME_S].notna()] if m.COMPUTE_TIME_S in points else points.iloc[:0]
-    if measured.empty:
-        compute = t1 / n if strong else t1
+    if not fit.compute:
+        compute = fit.t1 / n if strong else fit.t1
     else:
-        a, b = fit_line(
-            [basis(1)] + [basis(int(d)) for d in measured[m.DEVICES]],
-            [t1] + [float(c) for c in measured[m.COMPUTE_TIME_S]],
-        )
+        a, b = fit_line([basis(1)] + [basis(d) for d in fit.compute_devices], [fit.t1, *fit.compute])
         compute = a + b * basis(n)
     step = compute + (alpha + beta * size * bus_factor(n) if n > 1 else 0.0)
-    global_batch = int(first[m.BATCH_SIZE]) * (1 if strong else n)
-    efficiency = t1 / (n * step) if strong else (global_batch / step) / (n * (int(first[m.BATCH_SIZE]) / t1))
+    # weak: (global batch / step) / (n x per-replica batch / T1) = T1 / step; strong: T1 / (n x step)
+    efficiency = fit.t1 / (n * step) if strong else fit.t1 / step
+    return alpha, beta, step, efficiency
+
+
+def _samples(row: pd.Series, column: str) -> list[float]:
+    values = row.get(column)
+    return list(values) if isinstance(values, (list, tuple)) else []
+
+
+def _resampled(base: pd.Series, points: pd.DataFrame) -> list[Points] | None:
+    """BOOTSTRAP_RESAMPLES sets of fitted points, each from resampled medians of every point's samples; None when a
+    point lacks its samples (records from before 0.4, or no compute-only samples)."""
+    t1 = _samples(base, m.STEP_TIMES_S)
+    fused = [_samples(r, m.STEP_TIMES_S) for _, r in points.iterrows()]
+    compute = [_samples(r, m.COMPUTE_TIMES_S) for _, r in points.iterrows()]
+    if len(t1) < 2 or any(len(f) < 2 or len(c) < 2 for f, c in zip(fused, compute, strict=True)):
+        return None
+    t1_star = resampled_medians(t1, 0)
+    fused_star = [resampled_medians(f, 1 + 2 * i) for i, f in enumerate(fused)]
+    compute_star = [resampled_medians(c, 2 + 2 * i) for i, c in enumerate(compute)]
+    devices = [int(d) for d in points[m.DEVICES]]
+    return [
+        Points(
+            float(t1_star[b]),
+            devices,
+            [float(f[b] - c[b]) for f, c in zip(fused_star, compute_star, strict=True)],
+            devices,
+            [float(c[b]) for c in compute_star],
+        )
+        for b in range(len(t1_star))
+    ]
+
+
+def _predict(first: pd.Series, base: pd.Series, points: pd.DataFrame, n: int) -> dict:
+    t1 = float(base[m.STEP_TIME_MEDIAN_S])
+    alpha, beta, step, efficiency = _model(first, _points(t1, points), n)
+    global_batch = int(first[m.BATCH_SIZE]) * (1 if first[m.SCALING] == "strong" else n)
+    resampled = _resampled(base, points)
+    steps = efficiencies = None
+    if resampled is not None:
+        steps, efficiencies = zip(*(_model(first, fit, n)[2:] for fit in resampled), strict=True)
+    step_ci = None if steps is None else _percentiles(steps)
+    efficiency_ci = None if efficiencies is None else _percentiles(efficiencies)
     return {
         "alpha_s": alpha,
         "beta_s_per_byte": beta,
         m.PREDICTED_STEP_S: step,
+        "predicted_step_ci95_low_s": None if step_ci is None else step_ci[0],
+        "predicted_step_ci95_high_s": None if step_ci is None else step_ci[1],
         "predicted_throughput": global_batch / step,
         "predicted_efficiency": efficiency,
+        "predicted_efficiency_ci95_low": None if efficiency_ci is None else efficiency_ci[0],
+        "predicted_efficiency_ci95_high": None if efficiency_ci is None else efficiency_ci[1],
     }
+
+
+def _percentiles(values) -> tuple[float, float]:
+    low, high = np.percentile(np.asarray(values, dtype=float), [2.5, 97.5])
+    return float(low), float(high)
 
 
 def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     """Predictions at `devices` (total devices) for each workload and strategy with measured communication."""
     frame = _scaled(frame)
     rows = []
-    for strategy, first, t1, multi in _groups(frame):
+    for strategy, first, base, multi in _groups(frame):
         for n in devices:
             rows.append(
                 {
@@ -101,21 +181,24 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
                     m.SCALING: first[m.SCALING],
                     m.DEVICES: n,
                     "fitted_on": list(multi[m.DEVICES]),
-                    **_predict(first, t1, multi, n),
+                    **_predict(first, base, multi, n),
                 }
             )
     return pd.DataFrame(rows)
 
 
 def holdout(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and strategy with two or more measured device counts: the largest predicted from the others."""
+    """Per workload and strategy whose fits keep more points than parameters without the largest measured device
+    count (three or more multi-device counts): the largest predicted from the others."""
     frame = _scaled(frame)
     rows = []
-    for strategy, first, t1, multi in _groups(frame):
-        if len(multi) < 2:
+    for strategy, first, base, multi in _groups(frame):
+        if len(multi) - 1 + 1 <= PARAMETERS:  # the points left, plus the fixed one at N = 1
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
-        guess = _predict(first, t1, rest, int(held[m.DEVICES]))
+        guess = _predict(first, base, rest, int(held[m.DEVICES]))
+        low, high = guess["predicted_step_ci95_low_s"], guess["predicted_step_ci95_high_s"]
+        measured = float(held[m.STEP_TIME_MEDIAN_S])
         rows.append(
             {
                 m.MODEL: first[m.MODEL],
@@ -123,9 +206,12 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
                 m.NETWORK_LINK: link_of(first),
                 m.DEVICES: int(held[m.DEVICES]),
                 "fitted_on": list(rest[m.DEVICES]),
-                "measured_step_s": float(held[m.STEP_TIME_MEDIAN_S]),
+                "measured_step_s": measured,
                 m.PREDICTED_STEP_S: guess[m.PREDICTED_STEP_S],
-                "error": guess[m.PREDICTED_STEP_S] / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0,
+                "predicted_step_ci95_low_s": low,
+                "predicted_step_ci95_high_s": high,
+                "error": guess[m.PREDICTED_STEP_S] / measured - 1.0,
+                "inside_interval": None if low is None else low <= measured <= high,
             }
         )
     return pd.DataFrame(rows)

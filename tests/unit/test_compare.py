@@ -70,3 +70,29 @@ def test_env_differences():
         {"host": "a", "packages": {"tensorflow": "2.21.0", "x": "1"}, "captured_at": "t1"},
         {"host": "b", "packages": {"tensorflow": "2.21.0"}, "captured_at": "t2"},
     ) == [("host", "a", "b"), ("packages.x", "1", "")]
+
+
+def test_hodges_lehmann_shift_and_its_ci_exactly():
+    from tfscale.compare import Shift, hodges_lehmann
+
+    # differences new_j - base_i = 5 + (j - i): median 5; C = floor(50 - 1.96 x sqrt(175)) = 24; the 24th smallest
+    # difference is 5 - 3 and the 24th largest 5 + 3
+    assert hodges_lehmann(list(range(10)), [i + 5 for i in range(10)]) == Shift(5.0, 2.0, 8.0)
+    # 3 against 3 samples: C < 1, no CI
+    assert hodges_lehmann([1, 2, 3], [2, 3, 4]) == Shift(1.0, None, None)
+
+
+def test_benjamini_hochberg_q_values_exactly():
+    from tfscale.compare import benjamini_hochberg
+
+    q = benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
+    assert q == pytest.approx([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5])
+    assert benjamini_hochberg([]) == []
+
+
+def test_identical_samples_have_q_one_and_no_verdict():
+    fast = [0.010 + 0.0001 * i for i in range(10)]
+    rows = compare(
+        pd.DataFrame([record("a", "one_device", 1, fast)]), pd.DataFrame([record("a", "one_device", 1, fast)])
+    )
+    assert list(rows["q_value"]) == [1.0] and not rows["significant"].any()

@@ -52,30 +52,59 @@ def test_prediction_uses_compute_plus_fitted_communication():
     assert row["fitted_on"] == [2, 4]
 
 
+def three_counts():
+    # exposed comm = 2 ns/B * S * 2(N-1)/N exactly (alpha 0): 2, 3 and 3.5 ms at N = 2, 4, 8
+    return pd.DataFrame(
+        [rec("b", 1, 0.010, None), rec("w2", 2, 0.012, 0.002), rec("w4", 4, 0.013, 0.003), rec("w8", 8, 0.014, 0.0036)]
+    )
+
+
 def test_holdout_predicts_the_largest_from_the_others():
-    [row] = holdout(sweep()).to_dict("records")
-    assert (row["devices"], row["fitted_on"]) == (4, [2])
-    # through (0, 0) and (1e6, 3 ms): comm(4) = 3e-9 * 1.5e6 = 4.5 ms -> step 14.5 ms vs 14 ms measured
-    assert row["predicted_step_s"] == pytest.approx(0.0145)
-    assert row["error"] == pytest.approx(0.0145 / 0.014 - 1)
+    [row] = holdout(three_counts()).to_dict("records")
+    assert (row["devices"], row["fitted_on"]) == (8, [2, 4])
+    # through (0, 0), (1e6, 2 ms), (1.5e6, 3 ms): exactly 2 ns/B; comm(8) = 2e-9 * 1.75e6 = 3.5 ms
+    assert row["predicted_step_s"] == pytest.approx(0.0135)
+    assert row["error"] == pytest.approx(0.0135 / 0.014 - 1)
+    assert row["inside_interval"] is None  # no samples in these records: no interval
+
+
+def test_no_holdout_from_a_fit_with_as_many_points_as_parameters():
+    assert holdout(sweep()).empty  # fitted on N = 2 alone, plus (0, 0): a line through two points
 
 
 def test_compute_growth_with_devices_is_fitted_when_measured():
-    frame = sweep()
-    frame["compute_time_s"] = [None, 0.012, 0.016]  # +2 ms per extra replica sharing the cores
+    frame = three_counts()
+    frame["compute_time_s"] = [None, 0.012, 0.014, 0.020]  # +1 ms per extra replica sharing the cores
     [row] = holdout(frame).to_dict("records")
-    # compute fitted through (1, 10 ms), (2, 12 ms): 16 ms at N=4, plus 4.5 ms of communication
-    assert row["predicted_step_s"] == pytest.approx(0.016 + 0.0045)
+    # compute fitted through (1, 10 ms), (2, 12 ms), (4, 14 ms): slope 6/4.667 = 1.2857 ms, intercept 9 ms; at
+    # N=8 19.286 ms, plus 3.5 ms of communication
+    assert row["predicted_step_s"] == pytest.approx(0.009 + 8 * 0.006 / (14 / 3) + 0.0035)
 
 
 def test_each_link_is_its_own_topology():
-    fast = sweep()
-    slow = pd.DataFrame([rec("s2", 2, 0.110, 0.100), rec("s4", 4, 0.160, 0.150)])
+    fast = three_counts()
+    slow = pd.DataFrame([rec("s2", 2, 0.110, 0.100), rec("s4", 4, 0.160, 0.150), rec("s8", 8, 0.190, 0.175)])
     slow["network_link"] = "100mbit"
     fast["network_link"] = None
     rows = holdout(pd.concat([fast, slow], ignore_index=True)).to_dict("records")
-    assert [(r["network_link"], r["fitted_on"]) for r in rows][1] == ("100mbit", [2])
-    assert pd.isna(rows[0]["network_link"]) and rows[0]["fitted_on"] == [2]
-    # the slow link's fit: through (0, 0) and (1e6, 100 ms): comm(4) = 150 ms, + 10 ms compute = 160 ms
-    assert rows[1]["predicted_step_s"] == pytest.approx(0.160)
-    assert rows[0]["predicted_step_s"] == pytest.approx(0.0145)  # unchanged by the other link's points
+    assert [(r["network_link"], r["fitted_on"]) for r in rows][1] == ("100mbit", [2, 4])
+    assert pd.isna(rows[0]["network_link"]) and rows[0]["fitted_on"] == [2, 4]
+    # the slow link's fit: through (0, 0), (1e6, 100 ms), (1.5e6, 150 ms): comm(8) = 175 ms, + 10 ms compute
+    assert rows[1]["predicted_step_s"] == pytest.approx(0.185)
+    assert rows[0]["predicted_step_s"] == pytest.approx(0.0135)  # unchanged by the other link's points
+
+
+def test_prediction_interval_from_the_samples_of_the_fitted_points():
+    frame = sweep()
+    frame["step_times_s"] = [[0.010] * 8, [0.013] * 8, [0.014] * 8]
+    frame["compute_times_s"] = [None, [0.010] * 8, [0.010] * 8]
+    frame["compute_time_s"] = [None, 0.010, 0.010]
+    row = predict(frame, [8]).iloc[0]
+    # constant samples: the interval is the prediction itself
+    assert (row["predicted_step_ci95_low_s"], row["predicted_step_ci95_high_s"]) == pytest.approx(
+        (row["predicted_step_s"], row["predicted_step_s"])
+    )
+    noisy = frame.copy()
+    noisy["step_times_s"] = [[0.009, 0.011] * 4, [0.012, 0.014] * 4, [0.013, 0.015] * 4]
+    row = predict(noisy, [8]).iloc[0]
+    assert row["predicted_step_ci95_low_s"] < row["predicted_step_s"] < row["predicted_step_ci95_high_s"]

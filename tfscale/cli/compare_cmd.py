@@ -36,7 +36,8 @@ def compare(base: str, new: str, output: str | None, threshold: float, fail_on_r
                     "strategy": r["strategy"],
                     "devices": r["devices"],
                     "throughput": f"{r['throughput_change']:+.1%}",
-                    "p": f"{r['p_value']:.3g}",
+                    "step shift (95 % CI)": _shift_text(r),
+                    "q": f"{r['q_value']:.3g}",
                     "verdict": "REGRESSION" if r["regression"] else "improvement" if r["improvement"] else "",
                 }
                 for _, r in rows.iterrows()
@@ -52,3 +53,11 @@ def compare(base: str, new: str, output: str | None, threshold: float, fail_on_r
     )
     if fail_on_regression and regressions:
         raise click.exceptions.Exit(1)
+
+
+def _shift_text(row) -> str:
+    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2 % (+9.8, +10.6)'."""
+    text = f"{row['shift_rel']:+.1%}"
+    if row["shift_ci95_low_rel"] is None or row["shift_ci95_low_rel"] != row["shift_ci95_low_rel"]:
+        return text
+    return f"{text} ({row['shift_ci95_low_rel'] * 100:+.1f}, {row['shift_ci95_high_rel'] * 100:+.1f})"

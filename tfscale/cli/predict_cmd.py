@@ -40,6 +40,7 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
                     "devices": r["devices"],
                     "fitted_on": r["fitted_on"],
                     "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}",
+                    "step_ms 95 % interval": _interval(r["predicted_step_ci95_low_s"], r["predicted_step_ci95_high_s"]),
                     "examples/s": f"{r['predicted_throughput']:.0f}",
                     "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}",
                 }
@@ -48,11 +49,25 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
         )
     )
     checks = holdout(frame)
+    if checks.empty:
+        click.echo(
+            "hold-out: none (a check needs three or more multi-device counts of a strategy: fitted on fewer, the "
+            "model's two parameters fit any points)"
+        )
     for _, r in checks.iterrows():
         link = f" @{link_of(r)}" if link_of(r) else ""
+        inside = r["inside_interval"]
+        verdict = "" if inside is None else "; inside its 95 % interval" if inside else "; OUTSIDE its 95 % interval"
         click.echo(
             f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
             f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
-            f"({r['error']:+.1%})"
+            f"({r['error']:+.1%}{verdict})"
         )
     click.echo(f"method: {METHOD}")
+
+
+def _interval(low, high) -> str:
+    """'12.10-12.85' in ms, or '' where there is none (records without samples)."""
+    if low is None or high is None or low != low:
+        return ""
+    return f"{low * 1e3:.2f}-{high * 1e3:.2f}"

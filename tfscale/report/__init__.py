@@ -260,8 +260,9 @@ def prediction_section(frame: pd.DataFrame) -> str:
     checks = holdout(frame)
     if checks.empty:
         return (
-            "<p>No hold-out check: it needs a workload and strategy measured at two or more device counts "
-            "above one, with communication timed.</p>"
+            "<p>No hold-out check: it needs a workload and strategy measured at three or more device counts "
+            "above one, with communication timed (fitted on fewer points, the model's two parameters fit any "
+            "points, so a check would validate nothing).</p>"
         )
     columns = (
         m.MODEL,
@@ -271,7 +272,10 @@ def prediction_section(frame: pd.DataFrame) -> str:
         "fitted_on",
         "measured_step_s",
         m.PREDICTED_STEP_S,
+        "predicted_step_ci95_low_s",
+        "predicted_step_ci95_high_s",
         "error",
+        "inside_interval",
     )
     return (
         f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 16 64</code> '

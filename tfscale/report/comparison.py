@@ -24,8 +24,12 @@ COLUMNS = (
     "new_efficiency",
     "efficiency_change",
     "step_time_ratio",
+    "shift_rel",
+    "shift_ci95_low_rel",
+    "shift_ci95_high_rel",
     "mann_whitney_u",
     "p_value",
+    "q_value",
     "significant",
     "regression",
     "improvement",
@@ -69,7 +73,10 @@ font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.d
 <p>BASE: {html.escape(base)}<br>NEW: {html.escape(new)}</p>
 <p>{len(rows)} configs matched (by config_id, else by axes); {regressions} significant regression(s) beyond
 {threshold:.0%}. Significance: two-sided Mann-Whitney U test on the step-time samples, normal approximation with
-tie and continuity corrections, p &lt; {ALPHA}.</p>
+tie and continuity corrections; the p-values of all compared configs adjusted for the false-discovery rate
+(Benjamini-Hochberg), significant when q &lt; {ALPHA}. Size: the Hodges-Lehmann step-time shift NEW - BASE (median
+of all pairwise differences) relative to BASE's median step, with its distribution-free 95 % CI (shift_ci95_*).
+The samples are each run's timing windows: the test sees the spread within each run, not between runs.</p>
 {plot}
 <h2>Per config</h2>{table}
 <h2>Environment differences</h2>

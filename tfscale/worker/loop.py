@@ -197,7 +197,7 @@ def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> 
         return window, ran, WARMUP_FIXED
     start, per_step = time.perf_counter(), []
     while True:
-        elapsed = time_calls(train_step, sync, samples=1, per_sample=window).samples_s[0] * window
+        elapsed = time_calls(train_step, sync, samples=1, per_sample=window, collect=False).samples_s[0] * window
         ran += window
         wanted = calibrated_window_steps(window, elapsed, plan.min_window_s) if auto_window else window
         per_step.append(elapsed / window)

@@ -6,13 +6,16 @@ both name the same modes); `tfscale plan` refuses an add-on a mode does not supp
 
 from __future__ import annotations
 
+import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tfscale import metrics as m
 from tfscale.axes import mode_of
+from tfscale.contract import TEST_SLEEP_ENV
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.loop import LoopResult, Plan, run_timed_loop
@@ -55,6 +58,7 @@ MODES: dict[str, Callable[[RunSpec, str], Trainer]] = {
 def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     """Run one config (or this rank's part of it) in its mode and return its measurements (record columns)."""
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
+    trainer.step = planted_sleep(spec.model, trainer.step)
     loop = run_timed_loop(
         trainer.step,
         plan=Plan.of(spec),
@@ -72,6 +76,21 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
     return measurements(spec, loop, trainer)
+
+
+def planted_sleep(model: str, step: Callable[[], Any]) -> Callable[[], Any]:
+    """`step`, or with TEST_SLEEP_ENV naming this model, `step` after a sleep (tests plant a slowdown with it)."""
+    planted = os.environ.get(TEST_SLEEP_ENV, "")
+    name, _, seconds = planted.partition("=")
+    if not planted or name != model:
+        return step
+    pause = float(seconds)
+
+    def slowed() -> Any:
+        time.sleep(pause)
+        return step()
+
+    return slowed
 
 
 def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str, Any]:

@@ -31,11 +31,13 @@ def time_calls(
     per_sample: int = 1,
     before: Callable[[], Any] | None = None,
     more: Callable[[list[float]], bool] | None = None,
+    collect: bool = True,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Timed:
     """`warmup` untimed synced calls, then samples of `per_sample` calls each (see the module): `samples` of them,
     or as long as `more(values so far)` says so (it runs after each sample, outside the timed span; with
-    `samples` too, at most that many)."""
+    `samples` too, at most that many). `collect`: a full garbage collection before the first sample (it takes tens
+    of ms with TensorFlow loaded: the warm-up's windows, timed one by one, skip it)."""
     if samples is None and more is None:
         raise ValueError("time_calls: give samples, more, or both")
     if before is not None and per_sample != 1:
@@ -43,7 +45,11 @@ def time_calls(
     last = None
     for _ in range(warmup):
         last = sync(call(*_args(before)))
-    gc.collect()  # start the timed part without garbage left by tracing and warm-up
+    if collect:
+        gc.collect()  # start the timed part without garbage left by tracing and warm-up
+        # Keep the objects alive now (TensorFlow's and Keras' own, tens of thousands) out of later collections: an
+        # automatic full collection inside a window would cost it about 0.15 s here.
+        gc.freeze()
     values: list[float] = []
     while samples is None or len(values) < samples:
         args = _args(before)

@@ -1,0 +1,89 @@
+"""Measured to a precision, end to end: auto windows, warm-up and stopping in real workers (single process, a
+MultiWorkerMirrored cluster whose ranks must take the same decisions, ParameterServer), an A/A comparison that
+must not flag anything, and a planted slowdown that must be flagged."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tfscale.cli import cli
+from tfscale.contract import TEST_SLEEP_ENV
+from tfscale.precision import MIN_SAMPLES, STOP_BUDGET, STOP_TARGET, WARMUP_BUDGET, WARMUP_STEADY, ci_half_width_rel
+
+pytestmark = pytest.mark.e2e
+
+AUTO_SUITE = """
+name: auto
+device: cpu
+defaults: {model_size: tiny, batch_size: 16, max_measure_s: 1.5, max_warmup_s: 1.0, min_window_s: 0.02,
+           timeout_s: 120}
+matrix:
+  model: [mlp]
+  strategy: [one_device]
+include:
+  - {model: mlp, strategy: multi_worker_mirrored, nodes: 2, devices_per_node: 1}
+  - {model: mlp, strategy: parameter_server, nodes: 2, devices_per_node: 1, num_ps: 1}
+"""
+
+AA_SUITE = """
+name: aa
+device: cpu
+defaults: {model_size: tiny, batch_size: 32, max_measure_s: 2.0, max_warmup_s: 1.0, timeout_s: 120}
+matrix:
+  model: [mlp, transformer]
+  strategy: [one_device]
+"""
+
+
+def run(tmp: Path, name: str, text: str, run_id: str) -> list[dict]:
+    suite = tmp / f"{name}.yaml"
+    suite.write_text(text)
+    args = ["run", str(suite), "--results-dir", str(tmp / "results"), "--reports-dir", str(tmp / "reports")]
+    result = CliRunner().invoke(cli, [*args, "--run-id", run_id])
+    assert result.exit_code == 0, result.output
+    path = tmp / "results" / name / run_id / "records.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_auto_measuring_in_one_process_and_in_clusters(tmp_path):
+    records = run(tmp_path, "auto", AUTO_SUITE, "r1")
+    assert [r["status"] for r in records] == ["ok"] * 3, [r.get("reason") for r in records]
+    for r in records:
+        samples = r["step_times_s"]
+        assert r["samples"] == len(samples) and r["timed_steps"] == len(samples) * r["window_steps"]
+        assert r["measure_stop"] in (STOP_TARGET, STOP_BUDGET), r["measure_stop"]
+        assert len(samples) >= (MIN_SAMPLES if r["measure_stop"] == STOP_TARGET else 6)
+        assert r["warmup_stop"] in (WARMUP_STEADY, WARMUP_BUDGET) and r["warmup_steps"] > 1
+        assert r["ci_target"] == 0.02 and r["ci_half_width_rel"] == pytest.approx(ci_half_width_rel(samples))
+        assert r["ci_met"] == (r["ci_half_width_rel"] <= 0.02)
+        # the first step's tracing never falls in a window; windows are calibrated to about min_window_s (steps
+        # can get faster after calibration, hence the slack)
+        assert r["window_steps"] * r["step_time_median_s"] >= 0.02 / 2
+        assert "stopped: " in r["timing"]
+    mwms = records[1]
+    assert len(mwms["rank_step_time_median_s"]) == 2  # both ranks' samples merged window by window
+
+
+def test_aa_comparison_passes_and_a_planted_10_percent_slowdown_is_flagged(tmp_path, monkeypatch):
+    base = run(tmp_path, "aa", AA_SUITE, "base")
+    again = run(tmp_path, "aa", AA_SUITE, "again")
+    runs = tmp_path / "results" / "aa"
+    report = tmp_path / "cmp.html"
+    aa = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "again"), "-o", str(report)])
+    assert aa.exit_code == 0, aa.output
+    aa = CliRunner().invoke(
+        cli, ["compare", str(runs / "base"), str(runs / "again"), "-o", str(report), "--fail-on-regression"]
+    )
+    assert aa.exit_code == 0, aa.output + json.dumps([r["step_time_median_s"] for r in base + again])
+    # 10 % of the transformer's step, slept before each of its steps
+    transformer = next(r for r in base if r["model"] == "transformer")
+    monkeypatch.setenv(TEST_SLEEP_ENV, f"transformer={transformer['step_time_median_s'] * 0.10}")
+    run(tmp_path, "aa", AA_SUITE, "slow")
+    planted = CliRunner().invoke(
+        cli, ["compare", str(runs / "base"), str(runs / "slow"), "-o", str(report), "--fail-on-regression"]
+    )
+    assert planted.exit_code == 1, planted.output
+    flagged = [line for line in planted.output.splitlines() if "REGRESSION" in line]
+    assert len(flagged) == 1 and flagged[0].startswith(transformer["config_id"]), planted.output
