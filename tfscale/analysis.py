@@ -12,6 +12,7 @@ N is the total number of devices (nodes * devices_per_node).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -157,6 +158,56 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
     return notes
 
 
+PRECISION_NOTE = (
+    "Each CI covers the spread within one measuring process (its timing windows), not the drift between runs: "
+    "compare two runs (tfscale compare) to see that. Speedup and efficiency CIs: percentile bootstrap of the "
+    "config's and the baseline's windows. An efficiency whose CI contains 1.0 at one device is consistent with "
+    "its baseline; a communication time whose CI reaches 0 is within noise."
+)
+
+
+@dataclass(frozen=True)
+class Missed:
+    """An ok config whose median's CI is wider than its target."""
+
+    label: str
+    half_width: float
+    samples: int
+    stop: str
+
+
+@dataclass(frozen=True)
+class PrecisionSummary:
+    measured: int  # ok configs with precision columns
+    met: int
+    targets: str  # e.g. "+-2 %"
+    missed: list[Missed]
+
+
+def precision_summary(frame: pd.DataFrame) -> PrecisionSummary:
+    """How many ok configs met their CI target, and which did not (the widest first)."""
+    ok = frame[frame[m.STATUS] == m.STATUS_OK]
+    if m.CI_MET not in ok:
+        return PrecisionSummary(0, 0, "", [])
+    ok = ok[ok[m.CI_TARGET].notna()]
+    met = ok[m.CI_MET].astype(bool)
+    targets = ", ".join(
+        f"+-{t:.0%}" if t * 100 == round(t * 100) else f"+-{t:.1%}" for t in sorted(set(ok[m.CI_TARGET]))
+    )
+    missed = [
+        Missed(
+            f"{labels.model_label(r[m.MODEL], r.get(m.MODEL_SIZE))} {labels.record_mode(r)} x{r[m.DEVICES]} "
+            f"({r[m.CONFIG_ID]})",
+            float(r[m.CI_HALF_WIDTH_REL]) if not _missing(r[m.CI_HALF_WIDTH_REL]) else math.inf,
+            int(r[m.SAMPLES]),
+            str(r[m.MEASURE_STOP]),
+        )
+        for _, r in ok[~met].iterrows()
+    ]
+    missed.sort(key=lambda x: -x.half_width)
+    return PrecisionSummary(len(ok), int(met.sum()), targets, missed)
+
+
 def layout_label(row: pd.Series) -> str:
     """labels.layout_label of a record row."""
     return labels.layout_label(
@@ -228,6 +279,7 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
     for _, r in frame.iterrows():
         estimates = {name: _number(r.get(column)) for name, column in COMM_ESTIMATES}
         measured = estimates["split"] is not None
+        shown, note = exposed_comm(r) if measured else (None, None)
         step = _number(r.get(m.STEP_TIME_MEDIAN_S))
         rows.append(
             {
@@ -238,7 +290,11 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
                 m.STEP_TIME_MEDIAN_S: step,
                 m.COMPUTE_TIME_S: _number(r.get(m.COMPUTE_TIME_S)),
                 **{column: estimates[name] for name, column in COMM_ESTIMATES},
-                m.COMM_FRACTION: estimates["exposed"] / step if measured and step else None,
+                m.COMM_TIME_EXPOSED_CI95_LOW_S: _number(r.get(m.COMM_TIME_EXPOSED_CI95_LOW_S)),
+                m.COMM_TIME_EXPOSED_CI95_HIGH_S: _number(r.get(m.COMM_TIME_EXPOSED_CI95_HIGH_S)),
+                m.COMM_EXPOSED_S: shown,
+                m.COMM_EXPOSED_NOTE: note,
+                m.COMM_FRACTION: shown / step if measured and step else None,
                 m.OVERLAP_FRACTION: _number(r.get(m.OVERLAP_FRACTION)),
                 m.COMM_TIME_PULL_S: _number(r.get(m.COMM_TIME_PULL_S)),
                 m.COMM_TIME_PUSH_S: _number(r.get(m.COMM_TIME_PUSH_S)),
@@ -323,6 +379,16 @@ def _high(interval: Interval | None) -> float:
     return math.nan if interval is None else interval.high
 
 
+def efficiency_text(row: pd.Series) -> str:
+    """'0.80 [0.78-0.83] weak': the efficiency, its 95 % CI where there is one, and which scaling; '' if none."""
+    value = row[m.SCALING_EFFICIENCY]
+    if _missing(value):
+        return ""
+    low, high = row.get(m.SCALING_EFFICIENCY_CI95_LOW), row.get(m.SCALING_EFFICIENCY_CI95_HIGH)
+    ci = "" if _missing(low) or _missing(high) else f" [{low:.2f}-{high:.2f}]"
+    return f"{value:.2f}{ci} {row[m.SCALING]}"
+
+
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
     """Short text rows for the terminal: one per config, figures formatted with their units."""
     rows = []
@@ -338,9 +404,7 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
                 "status": r[m.STATUS],
                 "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
                 "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
-                "efficiency": ""
-                if _missing(r[m.SCALING_EFFICIENCY])
-                else f"{r[m.SCALING_EFFICIENCY]:.2f} {r[m.SCALING]}",
+                "efficiency": efficiency_text(r),
             }
         )
     return rows

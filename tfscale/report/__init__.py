@@ -27,6 +27,7 @@ from tfscale.analysis import (
     BREAKDOWN_METHOD,
     MODES_NOTE,
     NETWORK_METHOD,
+    PRECISION_NOTE,
     add_scaling,
     comm_crosscheck,
     condense,
@@ -34,6 +35,7 @@ from tfscale.analysis import (
     loss_breakdown,
     mode_comparison,
     network_rows,
+    precision_summary,
     warnings_for,
 )
 from tfscale.commbench import COMMBENCH_FILE
@@ -113,10 +115,16 @@ TABLE_COLUMNS = (
     m.STEP_TIME_CI95_HIGH_S,
     m.STEP_TIME_MAD_S,
     m.STEP_TIME_CV,
+    m.CI_HALF_WIDTH_REL,
+    m.CI_MET,
+    m.SAMPLES,
+    m.MEASURE_STOP,
     m.THROUGHPUT_EXAMPLES_PER_S,
     m.THROUGHPUT_PER_REPLICA,
     m.SPEEDUP,
     m.SCALING_EFFICIENCY,
+    m.SCALING_EFFICIENCY_CI95_LOW,
+    m.SCALING_EFFICIENCY_CI95_HIGH,
     m.SCALING,
     m.PEAK_MEMORY_BYTES,
     m.MEMORY_KIND,
@@ -210,7 +218,10 @@ CROSSCHECK_COLUMNS = (
     m.DEVICES,
     m.STEP_TIME_MEDIAN_S,
     m.COMPUTE_TIME_S,
-    m.COMM_TIME_EXPOSED_S,
+    m.COMM_EXPOSED_S,
+    m.COMM_TIME_EXPOSED_CI95_LOW_S,
+    m.COMM_TIME_EXPOSED_CI95_HIGH_S,
+    m.COMM_EXPOSED_NOTE,
     m.COMM_TIME_SPLIT_S,
     m.COMM_TIME_ISOLATED_S,
     m.COMM_TIME_TRACE_S,
@@ -233,7 +244,10 @@ LOSS_COLUMNS = (
     m.STEP_TIME_MEDIAN_S,
     m.IDEAL_STEP_S,
     m.GAP_S,
+    m.GAP_CI95_LOW_S,
+    m.GAP_CI95_HIGH_S,
     m.COMM_EXPOSED_S,
+    m.COMM_EXPOSED_NOTE,
     m.STRAGGLER_WAIT_S,
     m.INPUT_WAIT_S,
     m.REST_S,
@@ -251,6 +265,24 @@ def loss_section(frame: pd.DataFrame) -> str:
             f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
             f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>',
         ]
+    )
+
+
+def precision_section(frame: pd.DataFrame) -> str:
+    """How sure the figures are: how many ok configs met their CI target, which did not and why, and what the CIs
+    cover (tfscale.analysis.precision_summary)."""
+    summary = precision_summary(frame)
+    if summary.measured == 0:
+        return "<p>No ok config with a precision record (records from before tfscale 0.4 carry none).</p>"
+    items = "".join(
+        f"<li>{html.escape(r.label)}: 95 % CI of the median step &plusmn;{r.half_width:.1%} ({r.samples} windows; "
+        f"{html.escape(r.stop)})</li>"
+        for r in summary.missed
+    )
+    missed = f"<p>Not within their target:</p><ul>{items}</ul>" if items else ""
+    return (
+        f"<p><b>{summary.met} of {summary.measured}</b> ok configs have the 95 % CI of their median step within "
+        f"their target ({summary.targets}). {html.escape(PRECISION_NOTE)}</p>{missed}"
     )
 
 
@@ -531,6 +563,7 @@ def render(
         "{{summary}}": html.escape(
             f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; tfscale {__version__}"
         ),
+        "{{precision}}": precision_section(frame),
         "{{warnings}}": warnings_html(warnings_for(frame)),
         "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
         "{{table}}": records_table(frame),

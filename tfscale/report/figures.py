@@ -100,6 +100,9 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     if ok.empty:
         return None
     ok["workload"] = ok["workload"] + " (" + ok[m.SCALING] + " scaling)"
+    efficiency = ok[m.SCALING_EFFICIENCY].astype(float)
+    ok["ci_plus"] = pd.to_numeric(ok.get(m.SCALING_EFFICIENCY_CI95_HIGH), errors="coerce") - efficiency
+    ok["ci_minus"] = efficiency - pd.to_numeric(ok.get(m.SCALING_EFFICIENCY_CI95_LOW), errors="coerce")
     fig = px.line(
         ok,
         x=m.DEVICES,
@@ -108,13 +111,16 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         facet_col="workload",
         facet_col_wrap=wrap,
         markers=True,
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
         hover_data=[m.CONFIG_ID, m.SPEEDUP, m.BASELINE_CONFIG_ID],
         labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"},
     )
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal", annotation_position="top left")
     return _layout(
         fig,
-        "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1))",
+        "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1); bars: 95 % CI, "
+        "bootstrap of both configs' windows)",
         _facet_rows(ok, wrap),
     )
 
@@ -216,15 +222,34 @@ def comm_breakdown_figure(checks: pd.DataFrame) -> go.Figure | None:
     if rows.empty:
         return None
     labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
+    shown = rows[m.COMM_EXPOSED_S].astype(float)
+    # a communication within noise is drawn as 0 and the whole step as compute, with its CI in the hover text
+    compute = rows[m.STEP_TIME_MEDIAN_S].astype(float) - shown
+    notes = [note if isinstance(note, str) else "" for note in rows[m.COMM_EXPOSED_NOTE]]
+    measured = [not note for note in notes]
+    high = pd.to_numeric(rows[m.COMM_TIME_EXPOSED_CI95_HIGH_S], errors="coerce")
+    low = pd.to_numeric(rows[m.COMM_TIME_EXPOSED_CI95_LOW_S], errors="coerce")
     fig = go.Figure(
         [
-            go.Bar(name="compute (gradients only)", x=labels, y=rows[m.COMPUTE_TIME_S] * 1e3),
-            go.Bar(name="exposed communication (fused - compute)", x=labels, y=rows[m.COMM_TIME_EXPOSED_S] * 1e3),
+            go.Bar(name="compute (gradients only)", x=labels, y=compute * 1e3),
+            go.Bar(
+                name="exposed communication (fused - compute; bars: 95 % CI)",
+                x=labels,
+                y=shown * 1e3,
+                error_y={
+                    "type": "data",
+                    "array": ((high - shown) * 1e3).where(measured),
+                    "arrayminus": ((shown - low) * 1e3).where(measured),
+                },
+                text=[note or None for note in notes],
+                hovertext=notes,
+            ),
         ]
     )
     fig.update_layout(
         barmode="stack",
-        title="Step time breakdown: the two parts add up to the median fused step",
+        title="Step time breakdown: the two parts add up to the median fused step (an exposed communication whose "
+        "CI reaches 0 is within noise: drawn as 0)",
         yaxis_title="ms per step",
         height=480,
         xaxis_tickangle=-30,
