@@ -12,15 +12,16 @@ N is the total number of devices (nodes * devices_per_node).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES
+from tfscale.repeats import samples_of
 from tfscale.stats import median
-from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
+from tfscale.uncertainty import Interval, Samples, of_medians, ratio_of_medians, scaled
 
 WORKLOAD_KEY = (
     m.RUN_ID,
@@ -93,9 +94,8 @@ SCALING_FIGURES = (
 )
 
 
-def _samples(row: pd.Series) -> list[float]:
-    values = row.get(m.STEP_TIMES_S)
-    return list(values) if isinstance(values, (list, tuple)) else []
+def _samples(row: pd.Series) -> Samples:
+    return samples_of(row)  # per process where the config ran in several (repeats)
 
 
 def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, float]:
@@ -159,10 +159,11 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
 
 
 PRECISION_NOTE = (
-    "Each CI covers the spread within one measuring process (its timing windows), not the drift between runs: "
-    "compare two runs (tfscale compare) to see that. Speedup and efficiency CIs: percentile bootstrap of the "
-    "config's and the baseline's windows. An efficiency whose CI contains 1.0 at one device is consistent with "
-    "its baseline; a communication time whose CI reaches 0 is within noise."
+    "A CI from one process does not see the spread between processes and runs, which is usually larger: set "
+    "repeats: N to measure each config in N fresh processes, or compare two runs (tfscale compare). Speedup and "
+    "efficiency CIs: percentile bootstrap of the config's and the baseline's windows (hierarchical over "
+    "processes with repeats). An efficiency whose CI contains 1.0 at one device is consistent with its baseline; "
+    "a communication time whose CI reaches 0 is within noise."
 )
 
 
@@ -182,6 +183,12 @@ class PrecisionSummary:
     met: int
     targets: str  # e.g. "+-2 %"
     missed: list[Missed]
+    covers: dict[str, int] = field(default_factory=dict)  # ci_covers -> how many configs' CIs cover that spread
+
+    def covers_text(self) -> str:
+        """'The step-time CIs of 12 configs cover the spread within one process (...); of 5, between 3 ...'."""
+        parts = [f"{count} config(s): {what}" for what, count in sorted(self.covers.items(), key=lambda x: -x[1])]
+        return f"What the step-time CIs cover: {'; '.join(parts)}." if parts else ""
 
 
 def precision_summary(frame: pd.DataFrame) -> PrecisionSummary:
@@ -205,7 +212,8 @@ def precision_summary(frame: pd.DataFrame) -> PrecisionSummary:
         for _, r in ok[~met].iterrows()
     ]
     missed.sort(key=lambda x: -x.half_width)
-    return PrecisionSummary(len(ok), int(met.sum()), targets, missed)
+    covers = ok[m.CI_COVERS].dropna().value_counts().to_dict() if m.CI_COVERS in ok else {}
+    return PrecisionSummary(len(ok), int(met.sum()), targets, missed, {str(k): int(v) for k, v in covers.items()})
 
 
 def layout_label(row: pd.Series) -> str:
@@ -465,7 +473,7 @@ def condense(frame: pd.DataFrame) -> pd.DataFrame:
     out[m.STEP_TIME_CI95_HIGH_S] = medians.max()
     out[m.STEP_TIMES_S] = medians.agg(list)
     out[m.RUN_ID] = groups[m.RUN_ID].nunique().map(lambda k: f"{k} runs")
-    out = out.reset_index()[list(frame.columns)]
+    out = out.copy().reset_index()[list(frame.columns)]  # copy: defragments after the many column writes above
     out.attrs["condensed_runs"] = frame[m.RUN_ID].nunique()  # figures say their bars show run-to-run spread
     return out
 

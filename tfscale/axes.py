@@ -321,6 +321,15 @@ SETTINGS: dict[str, Axis] = _axes(
         sweepable=False,
     ),
     Axis(
+        "repeats",
+        int,
+        1,
+        "fresh worker processes per config, interleaved over the sweep (every config once, then again); their "
+        "medians are combined and the CI then covers the spread between processes",
+        minimum=1,
+        sweepable=False,
+    ),
+    Axis(
         "timeout_s",
         float,
         600.0,

@@ -16,6 +16,7 @@ BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n repl
 BUSBW_CI95_HIGH_BYTES_PER_S = "busbw_ci95_high_bytes_per_s"  # bytes/s, busbw at the CI's low all-reduce time
 BUSBW_CI95_LOW_BYTES_PER_S = "busbw_ci95_low_bytes_per_s"  # bytes/s, busbw at the CI's high all-reduce time
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack; 0 = TF's choice
+CI_COVERS = "ci_covers"  # what spread the step time's CI covers: within one process | between repeats processes
 CI_HALF_WIDTH_REL = "ci_half_width_rel"  # larger side of the median step's 95 % CI / median; empty below 6 samples
 CI_MET = "ci_met"  # bool: ci_half_width_rel <= ci_target
 CI_TARGET = "ci_target"  # the target_ci the config was measured to (fraction of the median, e.g. 0.02)
@@ -86,6 +87,10 @@ RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_
 RANK_STEP_TIME_MEDIAN_S = "rank_step_time_median_s"  # list of s, each training rank's own median step time
 RANK_THROUGHPUT = "rank_throughput"  # list of examples/s: each rank's examples per step / its median step time
 REASON = "reason"  # one line: why a config failed or timed out; empty when ok
+REPEAT = "repeat"  # which fresh process of a config a stored line is (0 .. repeats - 1); empty once combined
+REPEATS = "repeats"  # int, fresh worker processes the config ran in (the suite's repeats setting)
+REPEAT_MEDIANS_S = "repeat_medians_s"  # list of s, each process's median step (repeats > 1), in repeat order
+REPEAT_SAMPLES = "repeat_samples"  # list, each process's window count: step_times_s holds them one after another
 REPLICAS = "replicas"  # data-parallel replicas (model copies) the strategy runs
 RUN_ID = "run_id"  # name of the run folder under results/<suite>/
 SAMPLES = "samples"  # timing windows timed (the length of step_times_s)
@@ -187,7 +192,11 @@ RECORD_COLUMNS = (
     CI_TARGET,
     CI_MET,
     CI_HALF_WIDTH_REL,
+    CI_COVERS,
     SAMPLES,
+    REPEAT,
+    REPEAT_MEDIANS_S,
+    REPEAT_SAMPLES,
     WARMUP_STOP,
     MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S,

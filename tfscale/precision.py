@@ -5,6 +5,8 @@ rule has exact-value tests.
 - Calibration (`window_steps: auto`): a window of w steps that lasted t < min_window_s grows to
   ceil(w x min_window_s / t x 1.2) steps (at most 10 x w per try, at least w + 1); a window that lasted at least
   min_window_s keeps its size. The 1.2 margin keeps a window above the minimum when the step time jitters.
+  With a fixed `steps: N`, an auto window is cut to the largest divisor of N that leaves at least MIN_SAMPLES
+  windows (one step per window where N < 2 x MIN_SAMPLES), so the N steps are all timed and give a median.
 - Steady state (`warmup_steps: auto`): the last STEADY_WINDOWS windows' per-step times lie within
   STEADY_TOLERANCE of each other (max / min - 1), bounded by max_warmup_s.
 - Stopping (`steps: auto`): after at least MIN_SAMPLES windows, stop when the distribution-free 95 % CI of the
@@ -52,6 +54,13 @@ def calibrated_window_steps(steps: int, window_s: float, min_window_s: float) ->
         return steps * GROWTH_CAP
     wanted = math.ceil(steps * min_window_s / window_s * CALIBRATION_MARGIN)
     return max(steps + 1, min(wanted, steps * GROWTH_CAP))
+
+
+def fixed_steps_window(steps: int, wanted: int) -> int:
+    """The auto window under a fixed `steps`: the largest divisor of `steps` that is <= `wanted` and leaves at
+    least MIN_SAMPLES windows (1 where none does)."""
+    cap = min(wanted, steps // MIN_SAMPLES)
+    return next((w for w in range(cap, 1, -1) if steps % w == 0), 1)
 
 
 def steady(per_step_s: list[float], windows: int = STEADY_WINDOWS, tolerance: float = STEADY_TOLERANCE) -> bool:

@@ -23,7 +23,8 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis import WORKLOAD_KEY, add_scaling
 from tfscale.comm import bus_factor
-from tfscale.uncertainty import resampled_medians
+from tfscale.repeats import samples_of
+from tfscale.uncertainty import resampled_medians, size_of
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
 
@@ -117,10 +118,10 @@ def _samples(row: pd.Series, column: str) -> list[float]:
 def _resampled(base: pd.Series, points: pd.DataFrame) -> list[Points] | None:
     """BOOTSTRAP_RESAMPLES sets of fitted points, each from resampled medians of every point's samples; None when a
     point lacks its samples (records from before 0.4, or no compute-only samples)."""
-    t1 = _samples(base, m.STEP_TIMES_S)
-    fused = [_samples(r, m.STEP_TIMES_S) for _, r in points.iterrows()]
+    t1 = samples_of(base)  # per process where the config ran in several (repeats)
+    fused = [samples_of(r) for _, r in points.iterrows()]
     compute = [_samples(r, m.COMPUTE_TIMES_S) for _, r in points.iterrows()]
-    if len(t1) < 2 or any(len(f) < 2 or len(c) < 2 for f, c in zip(fused, compute, strict=True)):
+    if size_of(t1) < 2 or any(size_of(f) < 2 or len(c) < 2 for f, c in zip(fused, compute, strict=True)):
         return None
     t1_star = resampled_medians(t1, 0)
     fused_star = [resampled_medians(f, 1 + 2 * i) for i, f in enumerate(fused)]

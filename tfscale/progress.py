@@ -28,6 +28,8 @@ def progress_line(done: int, total: int, elapsed_s: float, record: dict[str, Any
     link = f" @{record[m.NETWORK_LINK]}" if record.get(m.NETWORK_LINK) else ""
     how = record_mode(record)
     what = f"{model_label(record[m.MODEL], record.get(m.MODEL_SIZE))} {how} x{record[m.DEVICES]}{link}"
+    if (record.get(m.REPEATS) or 1) > 1:
+        what += f" (process {record[m.REPEAT] + 1}/{record[m.REPEATS]})"
     if record[m.STATUS] == m.STATUS_OK:
         outcome = f"ok, {record[m.STEP_TIME_MEDIAN_S] * 1e3:.2f} ms/step"
     else:

@@ -90,17 +90,25 @@ def base_record(spec: RunSpec, run_id: str) -> dict[str, Any]:
     return record
 
 
-def run_config(spec: RunSpec, folder: Path, run_id: str, launcher: Launcher | None = None) -> dict[str, Any]:
+def job_name(spec: RunSpec, repeat: int) -> str:
+    """The name of a config's files (spec, log, telemetry, traces) for one of its processes."""
+    return spec.config_id if repeat == 0 else f"{spec.config_id}-r{repeat}"
+
+
+def run_config(
+    spec: RunSpec, folder: Path, run_id: str, launcher: Launcher | None = None, repeat: int = 0
+) -> dict[str, Any]:
     """Run one config in fresh worker process(es) through `launcher` (default: local); return its record (ok,
-    failed, timeout or skipped)."""
+    failed, timeout or skipped) for process `repeat` of its `spec.repeats`."""
     launcher = launcher or LocalLauncher()
+    name = job_name(spec, repeat)
     if spec.profile:  # each task traces into its own folder below this one
-        spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / spec.config_id)})
-    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: launcher.name}
+        spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / name)})
+    record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: launcher.name, m.REPEAT: repeat}
     reason = launcher.unavailable(spec)
     if reason is not None:
         return record | {m.STATUS: m.STATUS_SKIPPED, m.REASON: reason, m.FINISHED_AT: _now()}
-    job = new_job(spec, folder, run_id)
+    job = new_job(spec, folder, run_id, prefix=name)
     sampler = _sampler(job, launcher)
     try:
         outcome = run_job(launcher, job)
@@ -109,7 +117,7 @@ def run_config(spec: RunSpec, folder: Path, run_id: str, launcher: Launcher | No
             sampler.stop()
     record |= record_fields(outcome, spec, folder)
     if sampler is not None:
-        series = folder / "telemetry" / f"{spec.config_id}.csv"
+        series = folder / "telemetry" / f"{name}.csv"
         write_series(sampler.rows, series)
         record |= summarise(sampler.rows, sampler.gpu_note) | {m.TELEMETRY_PATH: str(series.relative_to(folder))}
     if record.get(m.TRACE_PATH):
@@ -132,30 +140,59 @@ def _sampler(job: Job, launcher: Launcher) -> Sampler | None:
     return Sampler(job.spec.telemetry_hz, launcher.live_pids, phase).start()
 
 
-def existing_statuses(folder: Path) -> dict[str, str]:
-    """config_id -> status of the records already in a run folder."""
+def existing_statuses(folder: Path) -> dict[str, dict[int, str]]:
+    """config_id -> {repeat: status} of the records already in a run folder."""
     path = folder / RECORDS_FILE
-    return {r[m.CONFIG_ID]: r[m.STATUS] for r in read_records(path)} if path.exists() else {}
+    statuses: dict[str, dict[int, str]] = {}
+    if path.exists():
+        for r in read_records(path):
+            statuses.setdefault(r[m.CONFIG_ID], {})[r.get(m.REPEAT) or 0] = r[m.STATUS]
+    return statuses
+
+
+Run = tuple[RunSpec, int]  # a config and which of its fresh processes (repeat)
+
+
+def interleaved(specs: tuple[RunSpec, ...], done: dict[str, dict[int, str]] | None = None) -> tuple[Run, ...]:
+    """Every process still to run, round by round (each config's first process, then each one's second...), so a
+    slow drift of the machine spreads over the configs instead of falling on one."""
+    done = done or {}
+    rounds = max((s.repeats for s in specs), default=0)
+    return tuple(
+        (spec, repeat)
+        for repeat in range(rounds)
+        for spec in specs
+        if repeat < spec.repeats and repeat not in done.get(spec.config_id, {})
+    )
 
 
 @dataclass(frozen=True)
 class Pending:
-    specs: tuple[RunSpec, ...]  # still to run, in plan order
-    recorded: int  # configs of the plan that already have a record and are kept
+    specs: tuple[RunSpec, ...]  # configs with a process still to run, in plan order
+    recorded: int  # configs of the plan that already have all their records and are kept
     retried: int  # failed configs whose records were removed to run them again
+    runs: tuple[Run, ...]  # the processes to run, in order (interleaved)
 
 
 def pending_specs(plan: Plan, folder: Path, rerun_failed: bool) -> Pending:
-    """Configs of the plan without a record in the folder (and, with rerun_failed, those that failed, whose
-    records are removed first: a run never holds two records of one config)."""
+    """Configs of the plan without all their records in the folder (and, with rerun_failed, those that failed,
+    whose records are removed first: a run never holds two records of one process). A config with a failed
+    process is not run further without rerun_failed."""
     statuses = existing_statuses(folder)
     planned = {s.config_id for s in plan.specs}
+
+    def failed(cid: str) -> bool:
+        return any(status != m.STATUS_OK for status in statuses.get(cid, {}).values())
+
     # only this plan's failed configs: records of configs the suite no longer has are kept as they are
-    retry = {cid for cid in planned if statuses.get(cid, m.STATUS_OK) != m.STATUS_OK} if rerun_failed else set()
+    retry = {cid for cid in planned if failed(cid)} if rerun_failed else set()
     if retry:
         remove_records(folder / RECORDS_FILE, retry)
-    todo = tuple(s for s in plan.specs if s.config_id not in statuses or s.config_id in retry)
-    return Pending(todo, len(planned & set(statuses)) - len(retry), len(retry))
+    done = {cid: runs for cid, runs in statuses.items() if cid not in retry}
+    complete = {s.config_id for s in plan.specs if failed(s.config_id) or len(done.get(s.config_id, {})) >= s.repeats}
+    complete -= retry
+    todo = tuple(s for s in plan.specs if s.config_id not in complete)
+    return Pending(todo, len(complete), len(retry), interleaved(todo, done))
 
 
 def run_plan(
@@ -167,20 +204,22 @@ def run_plan(
     pending: Pending | None = None,
     launcher: Launcher | None = None,
 ) -> RunResult:
-    """Run the plan's configs (or only `pending` ones) in order through `launcher` (default: local), appending each
-    record to records.jsonl; the suite's all-reduce sweeps (commbench) first, through the same launcher."""
+    """Run the plan's configs (or only `pending` ones) through `launcher` (default: local), each in `repeats`
+    fresh processes interleaved over the configs, appending each process's record to records.jsonl; the suite's
+    all-reduce sweeps (commbench) first, through the same launcher."""
     launcher = launcher or LocalLauncher()
     folder = run_dir(results_dir, plan.suite.name, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
     specs = plan.specs if pending is None else pending.specs
+    runs = interleaved(specs) if pending is None else pending.runs
     outcome = RunResult(folder)
     fits = {}
     if plan.suite.commbench:
         fits, outcome.commbench_errors = sweep_topologies(specs, plan.suite.commbench, folder, launcher)
-    for index, spec in enumerate(specs):
-        record = run_config(spec, folder, run_id, launcher)
+    for index, (spec, repeat) in enumerate(runs):
+        record = run_config(spec, folder, run_id, launcher, repeat)
         fit = fits.get(topology_key(spec))
         if fit is not None and record[m.STATUS] == m.STATUS_OK:
             record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])

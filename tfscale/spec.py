@@ -52,6 +52,7 @@ class RunSpec:
     target_ci: float
     max_measure_s: float
     max_warmup_s: float
+    repeats: int
     timeout_s: float
     startup_timeout_s: float
     stall_timeout_s: float

@@ -29,9 +29,13 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #     slurm_job_id, slurm_step_id (empty for version 1: local only); model parallelism: stages, micro_batches,
 #     tensor_parallel, param_bytes_per_device, stage_param_bytes, bubble_fraction, bubble_fraction_theory,
 #     model_parallel_method (empty for version 1: data parallelism only); status may be "skipped".
+#   3 (tfscale 0.4.0): a line is one worker process's measurement: a config run with repeats: N has N lines
+#     (repeat 0 .. N-1) that load_results combines into one record (tfscale.repeats); version-2 lines ran once
+#     (repeat 0). Precision columns (ci_target, ci_met, ci_half_width_rel, samples, warmup_stop, measure_stop) and
+#     CI columns are new columns, empty for older records.
 # A column added without changing any meaning needs no new version: load_results gives older records every column of
 # RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
@@ -62,8 +66,13 @@ def update_to_2(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, **dict.fromkeys(NEW_IN_2)}
 
 
+def update_to_3(record: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 records are one process each: the config's only one."""
+    return {**record, "repeat": 0}
+
+
 # update_to_N takes a record of version N-1 and returns it as version N.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2, 3: update_to_3}
 
 
 class RecordWarning(UserWarning):
@@ -202,12 +211,14 @@ def load_records(*paths: str | Path) -> list[dict[str, Any]]:
 
 
 def load_results(*paths: str | Path) -> pd.DataFrame:
-    """Records under the given paths (records file, run, suite or results root) as a pandas DataFrame."""
+    """Records under the given paths (records file, run, suite or results root) as a pandas DataFrame, one row per
+    config and run: the lines of a config's repeated processes combined (tfscale.repeats)."""
     import pandas as pd  # late: only result readers pay pandas' import time
 
     from tfscale.metrics import RECORD_COLUMNS
+    from tfscale.repeats import combine_all
 
-    frame = pd.DataFrame.from_records(load_records(*paths))
+    frame = pd.DataFrame.from_records(combine_all(load_records(*paths)))
     missing = [c for c in RECORD_COLUMNS if c not in frame.columns]
     if missing:  # one concat: adding columns one at a time fragments the frame
         frame = pd.concat([frame, pd.DataFrame(dict.fromkeys(missing), index=frame.index, dtype=object)], axis=1)

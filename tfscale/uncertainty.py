@@ -5,7 +5,10 @@ independently, BOOTSTRAP_RESAMPLES times with a fixed seed, so a figure and its 
 A derived figure is a function of the medians of one or two sample sets (speedup and efficiency: the ratio of
 the baseline's median step to the config's; exposed communication: the difference of the fused and the
 compute-only medians); its CI is the 2.5th and 97.5th percentiles of that function over the resampled medians.
-The CI covers the spread within each measuring process; run-to-run spread shows only across repeats.
+The CI covers the spread within each measuring process. A config measured in several fresh processes
+(`repeats`) gives its samples as one list per process: the bootstrap is then hierarchical (processes resampled,
+then each chosen process's windows) and the statistic is the median of the per-process medians, so the CI covers
+the spread between processes as well.
 Order-statistic CIs (of one median, and what follows monotonically from it, like busbw) need no bootstrap.
 """
 
@@ -21,8 +24,12 @@ BOOTSTRAP_SEED = 20261202
 CONFIDENCE = 0.95
 METHOD = (
     f"95 % CI: percentile bootstrap of the medians ({BOOTSTRAP_RESAMPLES} resamples of each config's timing "
-    "windows, fixed seed); it covers the spread within each measuring process"
+    "windows, fixed seed); it covers the spread within each measuring process, and between processes for configs "
+    "run with repeats (processes resampled, then their windows)"
 )
+
+# One process's timing windows, or one list per fresh process (a config run with repeats > 1).
+Samples = Sequence[float] | Sequence[Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -36,14 +43,39 @@ class Interval:
         return self.low <= value <= self.high
 
 
-def resampled_medians(samples: Sequence[float], seed_offset: int = 0) -> np.ndarray:
-    """BOOTSTRAP_RESAMPLES medians of resamples (with replacement, same size) of `samples`."""
-    values = np.asarray(samples, dtype=float)
-    if values.size == 0:
-        raise ValueError("no samples to resample")
-    rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
+def groups_of(samples: Samples) -> list[np.ndarray]:
+    """The per-process sample arrays of `samples` (one for a flat list)."""
+    if len(samples) > 0 and isinstance(samples[0], Sequence | np.ndarray):
+        return [np.asarray(group, dtype=float) for group in samples]
+    return [np.asarray(samples, dtype=float)]
+
+
+def size_of(samples: Samples) -> int:
+    return sum(group.size for group in groups_of(samples))
+
+
+def median_of(samples: Samples) -> float:
+    """The statistic the bootstrap resamples: the median, or with several processes the median of their medians."""
+    return float(np.median([np.median(group) for group in groups_of(samples)]))
+
+
+def _resampled_group(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     picks = rng.integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, values.size))
     return np.median(values[picks], axis=1)
+
+
+def resampled_medians(samples: Samples, seed_offset: int = 0) -> np.ndarray:
+    """BOOTSTRAP_RESAMPLES values of `median_of` on resamples (with replacement, same sizes) of `samples`: of the
+    windows for one process; of the processes, then of each chosen process's windows, for several."""
+    groups = groups_of(samples)
+    if any(group.size == 0 for group in groups):
+        raise ValueError("no samples to resample")
+    rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
+    if len(groups) == 1:
+        return _resampled_group(groups[0], rng)
+    medians = np.stack([_resampled_group(group, rng) for group in groups], axis=1)  # resample x process
+    picks = rng.integers(0, len(groups), size=medians.shape)
+    return np.median(np.take_along_axis(medians, picks, axis=1), axis=1)
 
 
 def _interval(values: np.ndarray) -> Interval:
@@ -52,22 +84,27 @@ def _interval(values: np.ndarray) -> Interval:
     return Interval(float(low), float(high))
 
 
-def of_medians(sets: Sequence[Sequence[float]], figure: Callable[..., np.ndarray]) -> Interval | None:
+def of_medians(sets: Sequence[Samples], figure: Callable[..., np.ndarray]) -> Interval | None:
     """CI of figure(median(set 0), median(set 1), ...) (element-wise on arrays); None when a set has fewer than two
     samples (a bootstrap of one value says nothing)."""
-    if any(len(values) < 2 for values in sets):
+    if any(size_of(values) < 2 for values in sets):
         return None
     return _interval(figure(*(resampled_medians(values, i) for i, values in enumerate(sets))))
 
 
-def ratio_of_medians(numerator: Sequence[float], denominator: Sequence[float]) -> Interval | None:
+def ratio_of_medians(numerator: Samples, denominator: Samples) -> Interval | None:
     """CI of median(numerator) / median(denominator)."""
     return of_medians([numerator, denominator], lambda x, y: x / y)
 
 
-def difference_of_medians(minuend: Sequence[float], subtrahend: Sequence[float]) -> Interval | None:
+def difference_of_medians(minuend: Samples, subtrahend: Samples) -> Interval | None:
     """CI of median(minuend) - median(subtrahend)."""
     return of_medians([minuend, subtrahend], lambda x, y: x - y)
+
+
+def of_median(samples: Samples) -> Interval | None:
+    """CI of `median_of(samples)` itself."""
+    return of_medians([samples], lambda x: x)
 
 
 def scaled(interval: Interval | None, factor: float) -> Interval | None:

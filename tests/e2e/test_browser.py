@@ -64,7 +64,7 @@ def assert_renders(page: Path, tmp_path: Path) -> None:
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
 def test_run_and_compare_reports_render_in_chromium(runner, tmp_path):
     run = tmp_path / "quickstart" / "r"
-    shutil.copytree(DATA / "example-run", run)
+    shutil.copytree(DATA / "quickstart-run", run)
     report, comparison = tmp_path / "report.html", tmp_path / "compare.html"
     assert runner.invoke(cli, ["report", str(run), "-o", str(report)]).exit_code == 0
     assert runner.invoke(cli, ["compare", str(run), str(run), "-o", str(comparison)]).exit_code == 0

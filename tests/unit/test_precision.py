@@ -10,6 +10,7 @@ from tfscale.precision import (
     Precision,
     calibrated_window_steps,
     ci_half_width_rel,
+    fixed_steps_window,
     steady,
     stop_reason,
 )
@@ -68,3 +69,11 @@ def test_precision_record():
     wide = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.5]
     assert Precision.of(wide, 0.02).ci_met is False
     assert Precision.of(wide, 0.04).ci_met is True
+
+
+@pytest.mark.parametrize(
+    ("steps", "wanted", "window"),
+    [(6, 40, 1), (19, 40, 1), (20, 40, 2), (100, 40, 10), (100, 7, 5), (100, 1, 1), (97, 40, 1), (1000, 64, 50)],
+)
+def test_a_fixed_steps_count_keeps_ten_windows_that_divide_it(steps, wanted, window):
+    assert fixed_steps_window(steps, wanted) == window

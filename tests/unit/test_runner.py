@@ -1,7 +1,7 @@
 """Which configs a resumed run still has to run (pure: records only, no worker)."""
 
 from tfscale.plan import expand
-from tfscale.runner import pending_specs
+from tfscale.runner import interleaved, pending_specs
 from tfscale.store import append_record, read_records
 from tfscale.suite import parse_suite
 
@@ -15,3 +15,22 @@ def test_rerun_failed_keeps_records_of_configs_the_suite_no_longer_has(tmp_path)
     pending = pending_specs(plan, tmp_path, rerun_failed=True)
     assert ([s.config_id for s in pending.specs], pending.recorded, pending.retried) == ([two], 1, 1)
     assert [r["config_id"] for r in read_records(path)] == [one, "gone00000000"]
+
+
+def test_repeats_run_interleaved_and_a_resumed_run_runs_only_the_missing_processes(tmp_path):
+    plan = expand(parse_suite("name: s\ndefaults: {repeats: 3}\nmatrix: {model: [mlp, cnn]}\n", "s"))
+    one, two = plan.specs
+    assert [(s.config_id, r) for s, r in interleaved(plan.specs)] == [
+        (one.config_id, 0),
+        (two.config_id, 0),
+        (one.config_id, 1),
+        (two.config_id, 1),
+        (one.config_id, 2),
+        (two.config_id, 2),
+    ]
+    path = tmp_path / "records.jsonl"
+    for cid, repeat in ((one.config_id, 0), (two.config_id, 0), (one.config_id, 1)):
+        append_record(path, {"config_id": cid, "status": "ok", "repeat": repeat})
+    pending = pending_specs(plan, tmp_path, rerun_failed=False)
+    assert [(s.config_id, r) for s, r in pending.runs] == [(two.config_id, 1), (one.config_id, 2), (two.config_id, 2)]
+    assert (len(pending.specs), pending.recorded) == (2, 0)

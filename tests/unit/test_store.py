@@ -29,7 +29,7 @@ def test_torn_last_line_is_skipped_with_a_warning_naming_file_and_line(tmp_path)
 def test_newer_schema_is_a_clear_error(tmp_path):
     path = tmp_path / "records.jsonl"
     path.write_text(json.dumps({"config_id": "a", "schema_version": store.SCHEMA_VERSION + 1}) + "\n")
-    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 3 is newer"):
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 4 is newer"):
         list(store.read_records(path))
 
 
@@ -110,7 +110,8 @@ def test_files_that_are_not_records_are_a_clear_error(tmp_path):
 def test_version_1_records_are_upgraded_to_loopback_without_a_link():
     upgraded = store.upgrade({"schema_version": 1, "config_id": "a", "status": "ok"})
     assert upgraded == {
-        "schema_version": 2,
+        "schema_version": 3,
+        "repeat": 0,  # version 3: a line is one process, and older records ran one each
         "config_id": "a",
         "status": "ok",
         "network_link": None,

@@ -5,10 +5,14 @@ import pytest
 from tfscale.uncertainty import (
     Interval,
     difference_of_medians,
+    groups_of,
+    median_of,
+    of_median,
     of_medians,
     ratio_of_medians,
     resampled_medians,
     scaled,
+    size_of,
 )
 
 
@@ -46,3 +50,18 @@ def test_interval_contains():
     assert not Interval(0.9, 0.99).contains(1.0)
     with pytest.raises(TypeError):
         Interval(0.9)  # both ends are required
+
+
+def test_processes_are_resampled_too_so_their_spread_widens_the_interval():
+    # two processes, each perfectly steady, one 20 % slower: within-process windows say nothing of that spread
+    first, second = [1.0] * 20, [1.2] * 20
+    assert of_median(first + second) is not None
+    grouped = of_median([first, second])
+    assert grouped == Interval(1.0, 1.2)  # resampled processes: both, or either one twice
+    assert median_of([first, second]) == pytest.approx(1.1)
+    assert size_of([first, second]) == 40 and groups_of([1.0, 2.0])[0].tolist() == [1.0, 2.0]
+
+
+def test_one_process_given_as_a_group_is_the_plain_bootstrap():
+    samples = [1.0, 1.5, 1.2, 1.1, 1.3, 1.4, 1.25, 1.05]
+    assert resampled_medians([samples]).tolist() == resampled_medians(samples).tolist()

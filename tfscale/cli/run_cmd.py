@@ -112,7 +112,7 @@ def run(
     retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
     click.echo(
         f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
-        f"{len(pending.specs)} to run; capturing environment"
+        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment"
         + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else "")
     )
 
@@ -125,7 +125,7 @@ def run(
                 results_dir,
                 run_id,
                 env=collect_env(),
-                on_record=Progress(len(pending.specs), click.echo),
+                on_record=Progress(len(pending.runs), click.echo),
                 pending=pending,
                 launcher=chosen,
             )
@@ -148,12 +148,16 @@ def run(
 
     if not no_report:
         _report(result.run_dir, Path(reports_dir) / f"{plan.suite.name}.html")
-    failed = [r for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)]
+    failed = {r[m.CONFIG_ID] for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)}
     if failed:
-        click.echo(
-            f"{len(failed)} of {len(result.records)} configs did not succeed (see the report's warnings)", err=True
-        )
+        configs = len({r[m.CONFIG_ID] for r in result.records})
+        click.echo(f"{len(failed)} of {configs} configs did not succeed (see the report's warnings)", err=True)
         raise click.exceptions.Exit(1)
+
+
+def _processes(pending) -> str:
+    """' (N processes: repeats)' where configs run in more than one process each."""
+    return f" ({len(pending.runs)} processes: repeats)" if len(pending.runs) > len(pending.specs) else ""
 
 
 def _launcher(

@@ -282,7 +282,8 @@ def precision_section(frame: pd.DataFrame) -> str:
     missed = f"<p>Not within their target:</p><ul>{items}</ul>" if items else ""
     return (
         f"<p><b>{summary.met} of {summary.measured}</b> ok configs have the 95 % CI of their median step within "
-        f"their target ({summary.targets}). {html.escape(PRECISION_NOTE)}</p>{missed}"
+        f"their target ({summary.targets}). {html.escape(summary.covers_text())} {html.escape(PRECISION_NOTE)}</p>"
+        f"{missed}"
     )
 
 

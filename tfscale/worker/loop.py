@@ -22,6 +22,7 @@ from tfscale.precision import (
     WARMUP_FIXED,
     WARMUP_STEADY,
     calibrated_window_steps,
+    fixed_steps_window,
     is_auto,
     steady,
     stop_reason,
@@ -200,6 +201,8 @@ def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> 
         elapsed = time_calls(train_step, sync, samples=1, per_sample=window, collect=False).samples_s[0] * window
         ran += window
         wanted = calibrated_window_steps(window, elapsed, plan.min_window_s) if auto_window else window
+        if auto_window and not is_auto(plan.steps):
+            wanted = fixed_steps_window(int(plan.steps), wanted)
         per_step.append(elapsed / window)
         spent = time.perf_counter() - start >= plan.max_warmup_s
         unsteady = not fixed_warmup and not steady(per_step)
