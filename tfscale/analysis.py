@@ -333,8 +333,11 @@ def exposed_comm(row: pd.Series) -> tuple[float, str | None]:
     low, high = _number(row.get(m.COMM_TIME_EXPOSED_CI95_LOW_S)), _number(row.get(m.COMM_TIME_EXPOSED_CI95_HIGH_S))
     if low is None:  # no CI (fewer than two samples): only a negative value is dropped
         return (exposed, None) if exposed >= 0 else (0.0, f"within noise ({exposed * 1e3:.3f} ms, no CI)")
+    interval = f"95 % CI {low * 1e3:.3f} to {high * 1e3:.3f} ms"
+    if high is not None and high < 0:  # not noise: the compute-only step is slower than the fused one
+        return 0.0, f"not measurable: the compute-only step ran slower than the full step ({interval})"
     if low <= 0:
-        return 0.0, f"within noise (95 % CI {low * 1e3:.3f} to {high * 1e3:.3f} ms)"
+        return 0.0, f"within noise ({interval})"
     return exposed, None
 
 

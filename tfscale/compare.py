@@ -1,7 +1,9 @@
 """Compare two sweeps (BASE and NEW): per-config throughput and efficiency change, a significance test on the
 step-time samples, regressions beyond a threshold, and the environment differences. Pure (pandas, no TF).
 
-Significance: two-sided Mann-Whitney U test on the raw step-time samples of the two records, normal approximation
+Significance: two-sided Mann-Whitney U test on the step-time samples of the two records (each process's median
+where both runs used repeats >= 2, so the test sees the spread between processes; else the windows of the one
+process on each side, which do not see it), normal approximation
 with tie and continuity corrections (below about 8 samples per side the p-value is only indicative). Over the
 configs compared, the p-values are adjusted for the false-discovery rate (Benjamini-Hochberg q-values); a change is
 significant when its q-value is below ALPHA, and a regression when it is significant and the throughput dropped by
@@ -120,6 +122,30 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
     return q
 
 
+TESTED_ON = "tested_on"  # what the test and the shift were computed on: ON_PROCESSES or ON_WINDOWS
+ON_PROCESSES = "process medians"
+ON_WINDOWS = "windows of one process per side"
+DRIFT_NOTE = (
+    "tested on the windows of one process per side: the q-values and shift CIs do not cover the spread between "
+    "processes and runs, often the larger one (run an A/A comparison on this machine to see it; repeats: N in "
+    "both runs tests the per-process medians instead)"
+)
+
+
+def _process_medians(row: pd.Series) -> list[float]:
+    medians = row.get(m.REPEAT_MEDIANS_S)
+    return list(medians) if isinstance(medians, list | tuple) else []
+
+
+def compared_values(before: pd.Series, after: pd.Series) -> tuple[tuple[list[float], list[float]], str]:
+    """The values a comparison tests: each process's median where both runs measured the config in two or more
+    fresh processes (repeats), so the test sees the spread between processes; else each side's windows."""
+    a, b = _process_medians(before), _process_medians(after)
+    if len(a) >= 2 and len(b) >= 2:
+        return (a, b), ON_PROCESSES
+    return (list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S])), ON_WINDOWS
+
+
 def _key(row: pd.Series) -> tuple:
     return tuple(None if pd.isna(row.get(a)) else row.get(a) for a in MATCH_AXES)
 
@@ -138,8 +164,9 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
             before, matched = by_axes.get(_key(after)), "axes"
         if before is None:
             continue
-        test = mann_whitney(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
-        shift = hodges_lehmann(list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S]))
+        (base_values, new_values), tested_on = compared_values(before, after)
+        test = mann_whitney(base_values, new_values)
+        shift = hodges_lehmann(base_values, new_values)
         change = after[m.THROUGHPUT_EXAMPLES_PER_S] / before[m.THROUGHPUT_EXAMPLES_PER_S] - 1.0
         base_step = before[m.STEP_TIME_MEDIAN_S]
         rows.append(
@@ -162,6 +189,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
                 "shift_rel": shift.estimate / base_step,
                 "shift_ci95_low_rel": None if shift.low is None else shift.low / base_step,
                 "shift_ci95_high_rel": None if shift.high is None else shift.high / base_step,
+                TESTED_ON: tested_on,
                 "mann_whitney_u": test.u,
                 "p_value": test.p_value,
             }

@@ -22,8 +22,8 @@ PROGRESS_ENV = "TFSCALE_PROGRESS"  # file the task overwrites with the phase it 
 RESOLVER_ENV = "TFSCALE_RESOLVER"  # "slurm": build the cluster from Slurm's task layout instead of TF_CONFIG
 PORT_BASE_ENV = "TFSCALE_PORT_BASE"  # first port of each node's tasks under Slurm
 TF_CONFIG_ENV = "TF_CONFIG"  # TensorFlow's own: the cluster and this task, as JSON (tf_config)
-# Tests only: "<model>=<seconds>" makes every training step of that model sleep so long first (a planted slowdown
-# that tfscale compare must flag); never set by tfscale itself.
+# Tests only: "<config_id>=<seconds>" makes every training step of that config sleep so long first (a planted
+# slowdown that tfscale compare must flag); never set by tfscale itself.
 TEST_SLEEP_ENV = "TFSCALE_TEST_SLEEP"
 RESOLVER_SLURM = "slurm"
 DEFAULT_PORT_BASE = 8888  # SlurmClusterResolver's own default

@@ -28,14 +28,21 @@ include:
   - {model: mlp, strategy: parameter_server, nodes: 2, devices_per_node: 1, num_ps: 1}
 """
 
+# Twins: the transformer with OneDevice and with Mirrored on one device do the same work. This shared VM moves one
+# config's median by up to +-10 % from one process to the next (14.8, 13.2 and 16.2 ms in three runs a minute
+# apart; the mlp once +28 %), while each process's CI is near +-2 %: runs a minute apart differ by more than a 10 %
+# change. So the gate's threshold here is 25 % (above that drift, as docs/commands.md advises) and the planted
+# slowdown 50 %: flagged, while its twin, which only drifted, is not.
 AA_SUITE = """
 name: aa
 device: cpu
 defaults: {model_size: tiny, batch_size: 32, max_measure_s: 2.0, max_warmup_s: 1.0, timeout_s: 120}
 matrix:
-  model: [mlp, transformer]
-  strategy: [one_device]
+  model: [transformer]
+  strategy: [one_device, mirrored]
 """
+THRESHOLD = "0.25"
+PLANTED = 0.5
 
 
 def run(tmp: Path, name: str, text: str, run_id: str) -> list[dict]:
@@ -67,32 +74,23 @@ def test_auto_measuring_in_one_process_and_in_clusters(tmp_path):
     assert len(mwms["rank_step_time_median_s"]) == 2  # both ranks' samples merged window by window
 
 
-def test_aa_comparison_passes_and_a_planted_10_percent_slowdown_is_flagged(tmp_path, monkeypatch):
+def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkeypatch):
     base = run(tmp_path, "aa", AA_SUITE, "base")
     again = run(tmp_path, "aa", AA_SUITE, "again")
     runs = tmp_path / "results" / "aa"
     report = tmp_path / "cmp.html"
-    aa = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "again"), "-o", str(report)])
-    assert aa.exit_code == 0, aa.output
-    aa = CliRunner().invoke(
-        cli, ["compare", str(runs / "base"), str(runs / "again"), "-o", str(report), "--fail-on-regression"]
-    )
+    gate = ["-o", str(report), "--threshold", THRESHOLD, "--fail-on-regression"]
+    aa = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "again"), *gate])
     assert aa.exit_code == 0, aa.output + json.dumps([r["step_time_median_s"] for r in base + again])
-    # 10 % of the transformer's step, slept before each of its steps
-    transformer = next(r for r in base if r["model"] == "transformer")
-    monkeypatch.setenv(TEST_SLEEP_ENV, f"transformer={transformer['step_time_median_s'] * 0.10}")
+    assert "note: 2 config(s) tested on the windows of one process per side" in aa.output
+    # a planted slowdown of one twin, slept before each of its steps
+    planted, twin = base
+    monkeypatch.setenv(TEST_SLEEP_ENV, f"{planted['config_id']}={planted['step_time_median_s'] * PLANTED}")
     run(tmp_path, "aa", AA_SUITE, "slow")
-    planted = CliRunner().invoke(
-        cli, ["compare", str(runs / "base"), str(runs / "slow"), "-o", str(report), "--fail-on-regression"]
-    )
-    assert planted.exit_code == 1, planted.output
-    flagged = [line for line in planted.output.splitlines() if "REGRESSION" in line]
-    assert any(line.startswith(transformer["config_id"]) for line in flagged), planted.output
-    # This shared VM drifts between runs minutes apart (seen: +7 % on both configs of a later run), and drift moves
-    # every config alike: the planted 10 % shows as the transformer's shift beyond the mlp's.
-    shifts = {line.split()[0]: float(line.split()[5].rstrip("%")) for line in planted.output.splitlines()[1:3]}
-    mlp = next(r for r in base if r["model"] == "mlp")
-    assert 5.0 <= shifts[transformer["config_id"]] - shifts[mlp["config_id"]] <= 15.0, planted.output
+    result = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "slow"), *gate])
+    assert result.exit_code == 1, result.output
+    flagged = [line.split()[0] for line in result.output.splitlines() if "REGRESSION" in line]
+    assert flagged == [planted["config_id"]], result.output
 
 
 REPEAT_SUITE = """
@@ -124,4 +122,5 @@ def test_repeats_run_interleaved_fresh_processes_combined_into_one_record(tmp_pa
         assert record["step_time_median_s"] == pytest.approx(sum(medians) / 2)  # median of two
         assert record["ci_covers"] == "between 2 processes (hierarchical bootstrap)"
         assert record["step_time_ci95_low_s"] <= min(medians) and record["step_time_ci95_high_s"] >= max(medians)
-        assert record["samples"] == sum(r["samples"] for r in mine) == 2 * 20  # steps 20: one step per window
+        assert record["samples"] == sum(r["samples"] for r in mine)
+        assert record["timed_steps"] == 2 * 20  # steps: 20 in each process, in windows that divide it

@@ -7,6 +7,7 @@ from tfscale.analysis import (
     add_scaling,
     comm_crosscheck,
     disagreements,
+    exposed_comm,
     layout_comparison,
     loss_breakdown,
     summary_rows,
@@ -317,3 +318,17 @@ def test_a_negative_or_noisy_exposed_communication_is_drawn_as_zero_with_a_note(
     assert rows.loc["n", "rest_s"] == pytest.approx(0.002)  # the whole gap
     assert rows.loc["c", "comm_exposed_s"] == 0.003 and pd.isna(rows.loc["c", "comm_exposed_note"])
     assert (rows.loc["c", "gap_ci95_low_s"], rows.loc["c", "gap_ci95_high_s"]) == pytest.approx((0.004, 0.004))
+
+
+def test_a_compute_only_step_clearly_slower_than_the_full_one_is_not_called_noise():
+    row = pd.Series(
+        {
+            "comm_time_exposed_s": -0.0007,
+            "comm_time_exposed_ci95_low_s": -0.00095,
+            "comm_time_exposed_ci95_high_s": -0.0004,
+        }
+    )
+    assert exposed_comm(row) == (
+        0.0,
+        "not measurable: the compute-only step ran slower than the full step (95 % CI -0.950 to -0.400 ms)",
+    )

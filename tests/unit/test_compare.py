@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from tfscale.compare import _ranks, compare, env_differences, mann_whitney
+from tfscale import metrics as m
+from tfscale.compare import ON_PROCESSES, ON_WINDOWS, _ranks, compare, compared_values, env_differences, mann_whitney
 
 
 def test_ranks_average_ties():
@@ -96,3 +97,11 @@ def test_identical_samples_have_q_one_and_no_verdict():
         pd.DataFrame([record("a", "one_device", 1, fast)]), pd.DataFrame([record("a", "one_device", 1, fast)])
     )
     assert list(rows["q_value"]) == [1.0] and not rows["significant"].any()
+
+
+def test_runs_with_repeats_are_tested_on_their_process_medians():
+    before = pd.Series({m.STEP_TIMES_S: [1.0, 1.1], m.REPEAT_MEDIANS_S: [1.0, 1.1, 1.2]})
+    after = pd.Series({m.STEP_TIMES_S: [2.0, 2.1], m.REPEAT_MEDIANS_S: [2.0, 2.2]})
+    assert compared_values(before, after) == (([1.0, 1.1, 1.2], [2.0, 2.2]), ON_PROCESSES)
+    one = pd.Series({m.STEP_TIMES_S: [3.0, 3.1], m.REPEAT_MEDIANS_S: None})
+    assert compared_values(before, one) == (([1.0, 1.1], [3.0, 3.1]), ON_WINDOWS)

@@ -16,8 +16,8 @@ import click
 def compare(base: str, new: str, output: str | None, threshold: float, fail_on_regression: bool) -> None:
     """Compare the run folders BASE and NEW (configs matched by config_id, else by axes)."""
     # Late imports: pandas and plotly load only for this command.
+    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, env_differences
     from tfscale.compare import compare as compare_runs
-    from tfscale.compare import env_differences
     from tfscale.report.comparison import render_comparison
     from tfscale.store import load_env, load_results
     from tfscale.textable import format_table
@@ -46,6 +46,9 @@ def compare(base: str, new: str, output: str | None, threshold: float, fail_on_r
     )
     for key, a, b in diffs:
         click.echo(f"env differs: {key}: {a} -> {b}")
+    on_windows = int((rows[TESTED_ON] == ON_WINDOWS).sum()) if not rows.empty else 0
+    if on_windows:
+        click.echo(f"note: {on_windows} config(s) {DRIFT_NOTE}")
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
     click.echo(
         f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}; "

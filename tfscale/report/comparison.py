@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.compare import ALPHA
+from tfscale.compare import ALPHA, DRIFT_NOTE, TESTED_ON
 from tfscale.report import figure_html, plotly_scripts, records_table
 
 COLUMNS = (
@@ -27,6 +27,7 @@ COLUMNS = (
     "shift_rel",
     "shift_ci95_low_rel",
     "shift_ci95_high_rel",
+    TESTED_ON,
     "mann_whitney_u",
     "p_value",
     "q_value",
@@ -76,7 +77,9 @@ font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.d
 tie and continuity corrections; the p-values of all compared configs adjusted for the false-discovery rate
 (Benjamini-Hochberg), significant when q &lt; {ALPHA}. Size: the Hodges-Lehmann step-time shift NEW - BASE (median
 of all pairwise differences) relative to BASE's median step, with its distribution-free 95 % CI (shift_ci95_*).
-The samples are each run's timing windows: the test sees the spread within each run, not between runs.</p>
+The samples (tested_on): each process's median where both runs measured the config in several fresh processes
+(repeats), so the test sees the spread between processes; else each run's timing windows of its one process, which
+do not see it: {html.escape(DRIFT_NOTE)}.</p>
 {plot}
 <h2>Per config</h2>{table}
 <h2>Environment differences</h2>

@@ -58,7 +58,7 @@ MODES: dict[str, Callable[[RunSpec, str], Trainer]] = {
 def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     """Run one config (or this rank's part of it) in its mode and return its measurements (record columns)."""
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
-    trainer.step = planted_sleep(spec.model, trainer.step)
+    trainer.step = planted_sleep(spec.config_id, trainer.step)
     loop = run_timed_loop(
         trainer.step,
         plan=Plan.of(spec),
@@ -78,11 +78,11 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     return measurements(spec, loop, trainer)
 
 
-def planted_sleep(model: str, step: Callable[[], Any]) -> Callable[[], Any]:
-    """`step`, or with TEST_SLEEP_ENV naming this model, `step` after a sleep (tests plant a slowdown with it)."""
+def planted_sleep(config_id: str, step: Callable[[], Any]) -> Callable[[], Any]:
+    """`step`, or with TEST_SLEEP_ENV naming this config, `step` after a sleep (tests plant a slowdown with it)."""
     planted = os.environ.get(TEST_SLEEP_ENV, "")
     name, _, seconds = planted.partition("=")
-    if not planted or name != model:
+    if not planted or name != config_id:
         return step
     pause = float(seconds)
 
