@@ -11,9 +11,11 @@ from tfscale.axes import AXES, SETTINGS
 ENTRY = re.compile(r'^[A-Z0-9_]+ = "([a-z0-9_]+)"\s*(?:#\s*(.*))?$')
 HEADER = """# Records
 
-One JSON line per config in `results/<suite>/<run_id>/records.jsonl`; `tfscale.load_results(path)` gives them as a
-pandas DataFrame with the derived columns of the second table. Names never change meaning; figures that do not
-apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do not edit by hand.
+One JSON line per worker process in `results/<suite>/<run_id>/records.jsonl` (one per config, or `repeats` per
+config with their `repeat` index); `tfscale.load_results(path)` gives one row per config and run (repeats combined:
+`tfscale/repeats.py`) as a pandas DataFrame with the derived columns of the second table. Names never change
+meaning; figures that do not apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do not edit by
+hand.
 """
 
 

@@ -218,8 +218,13 @@ def run_plan(
     fits = {}
     if plan.suite.commbench:
         fits, outcome.commbench_errors = sweep_topologies(specs, plan.suite.commbench, folder, launcher)
+    failed: set[str] = set()
     for index, (spec, repeat) in enumerate(runs):
+        if spec.config_id in failed:  # its record is the failed process's already: more processes add nothing
+            continue
         record = run_config(spec, folder, run_id, launcher, repeat)
+        if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
+            failed.add(spec.config_id)
         fit = fits.get(topology_key(spec))
         if fit is not None and record[m.STATUS] == m.STATUS_OK:
             record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
