@@ -12,7 +12,10 @@ from typing import Any
 ZOO_MODELS = ("mlp", "cnn", "transformer")
 AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfscale.precision)
 # Defaults of the precision settings (why these values: docs/performance.md, "How long a config is measured").
-MIN_WINDOW_S = 0.05
+# min_window_s auto, per device: the host sync must cost < 1 % of a window. On CPU a sync is a 13 us loss fetch (a
+# tf.function call returns after its ops ran): 2 ms windows. On GPUs it also drains the queue the host keeps ahead
+# of the device (up to ~0.5 ms of idle device): 50 ms windows.
+MIN_WINDOW_S = {"cpu": 0.002, "gpu": 0.05}
 MAX_MEASURE_S = 4.0
 MAX_WARMUP_S = 3.0
 MODEL_SIZES = ("tiny", "small", "medium", "large")
@@ -290,10 +293,12 @@ SETTINGS: dict[str, Axis] = _axes(
     Axis(
         "min_window_s",
         float,
-        MIN_WINDOW_S,
-        "window_steps auto: shortest timing window, seconds (a host sync costs < 1 % of it)",
-        minimum=0.001,
+        AUTO,
+        "window_steps auto: shortest timing window, seconds; auto: 0.002 on cpu, 0.05 on gpu (a host sync costs "
+        "< 1 % of it)",
+        minimum=0.0001,
         sweepable=False,
+        auto=True,
     ),
     Axis(
         "target_ci",

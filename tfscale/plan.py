@@ -16,6 +16,7 @@ from tfscale.axes import (
     ADDONS,
     AUTO,
     AXES,
+    MIN_WINDOW_S,
     MODES,
     PARALLELISM_AXES,
     PARALLELISMS,
@@ -232,8 +233,15 @@ def _to_spec(config: dict[str, Any], suite: Suite) -> RunSpec:
         user_model=user_model,
         suite_dir=str(Path(suite.path).resolve().parent) if suite.path else "",
         **{k: config[k] for k in AXES},
-        **{k: float(v) if SETTINGS[k].kind is float else v for k, v in config.items() if k in SETTINGS},
+        **{k: _setting(k, v, suite.device) for k, v in config.items() if k in SETTINGS},
     )
+
+
+def _setting(name: str, value: Any, device: str) -> Any:
+    """A run setting's value in the spec: floats as floats, min_window_s auto resolved for the device."""
+    if name == "min_window_s" and value == AUTO:
+        return MIN_WINDOW_S[device]
+    return float(value) if SETTINGS[name].kind is float and value != AUTO else value
 
 
 def network_note(plan: Plan, reason: str | None) -> str | None:

@@ -7,26 +7,32 @@ rule has exact-value tests.
   min_window_s keeps its size. The 1.2 margin keeps a window above the minimum when the step time jitters.
   With a fixed `steps: N`, an auto window is cut to the largest divisor of N that leaves at least MIN_SAMPLES
   windows (one step per window where N < 2 x MIN_SAMPLES), so the N steps are all timed and give a median.
-- Steady state (`warmup_steps: auto`): the last STEADY_WINDOWS windows' per-step times lie within
-  STEADY_TOLERANCE of each other (max / min - 1), bounded by max_warmup_s.
+- Steady state (`warmup_steps: auto`): warm-up windows are grouped into blocks of at least STEADY_BLOCK_S; the
+  last STEADY_WINDOWS blocks' median per-step times lie within STEADY_TOLERANCE of each other (max / min - 1),
+  bounded by max_warmup_s. Blocks, not single windows: a 2 ms window jitters by more than 5 % on its own, and the
+  median of a block ignores the odd interrupted one.
 - Stopping (`steps: auto`): after at least MIN_SAMPLES windows, stop when the distribution-free 95 % CI of the
   median per-step time lies within +-target_ci of the median (its larger side, relative to the median), or when
   max_measure_s of timed windows have been spent (never before CI_MIN_SAMPLES windows, the fewest that give a
-  95 % CI), or at MAX_SAMPLES windows.
+  95 % CI), or at MAX_SAMPLES windows. The CI is checked after every window up to CHECK_EVERY_UNTIL windows, then
+  every n / CHECK_SPACING windows (sorting 2000 samples after each 2 ms window would cost more than the window).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tfscale.axes import AUTO
-from tfscale.stats import StepStats
+from tfscale.stats import StepStats, median
 
 CALIBRATION_MARGIN = 1.2
 GROWTH_CAP = 10
 STEADY_WINDOWS = 3
 STEADY_TOLERANCE = 0.05
+STEADY_BLOCK_S = 0.1
+CHECK_EVERY_UNTIL = 100
+CHECK_SPACING = 50
 MIN_SAMPLES = 10
 CI_MIN_SAMPLES = 6
 MAX_SAMPLES = 2000
@@ -69,6 +75,29 @@ def steady(per_step_s: list[float], windows: int = STEADY_WINDOWS, tolerance: fl
         return False
     last = per_step_s[-windows:]
     return max(last) / min(last) - 1.0 <= tolerance
+
+
+@dataclass
+class Blocks:
+    """Warm-up windows grouped into blocks of at least `block_s` seconds, each block's median per-step time."""
+
+    block_s: float = STEADY_BLOCK_S
+    medians: list[float] = field(default_factory=list)
+    current: list[float] = field(default_factory=list)
+    current_s: float = 0.0
+
+    def add(self, per_step_s: float, window_s: float) -> None:
+        self.current.append(per_step_s)
+        self.current_s += window_s
+        if self.current_s >= self.block_s:
+            self.medians.append(median(self.current))
+            self.current, self.current_s = [], 0.0
+
+
+def check_due(windows: int) -> bool:
+    """Whether the stopping rule is checked after this many timed windows (every one up to CHECK_EVERY_UNTIL,
+    then every windows // CHECK_SPACING). The same on every rank: ranks take the same windows."""
+    return windows <= CHECK_EVERY_UNTIL or windows % (windows // CHECK_SPACING) == 0
 
 
 def ci_half_width_rel(samples: list[float]) -> float | None:

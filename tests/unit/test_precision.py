@@ -7,8 +7,10 @@ from tfscale.precision import (
     STOP_BUDGET,
     STOP_MAX_SAMPLES,
     STOP_TARGET,
+    Blocks,
     Precision,
     calibrated_window_steps,
+    check_due,
     ci_half_width_rel,
     fixed_steps_window,
     steady,
@@ -77,3 +79,37 @@ def test_precision_record():
 )
 def test_a_fixed_steps_count_keeps_ten_windows_that_divide_it(steps, wanted, window):
     assert fixed_steps_window(steps, wanted) == window
+
+
+def test_steady_state_compares_blocks_of_windows_not_single_windows():
+    blocks = Blocks(block_s=0.1)
+    for per_step, window_s in [(1.0, 0.04), (3.0, 0.04), (1.0, 0.04)]:  # one interrupted window in the block
+        blocks.add(per_step, window_s)
+    assert blocks.medians == [1.0] and blocks.current == []
+    for _ in range(3):
+        blocks.add(1.02, 0.05)
+    assert blocks.medians == [1.0, 1.02]  # the third window starts the third block
+    assert not steady(blocks.medians)
+    blocks.add(1.04, 0.05)
+    assert blocks.medians == [1.0, 1.02, 1.03] and steady(blocks.medians)  # third block: 1.02 and 1.04
+
+
+def test_the_stopping_rule_is_checked_often_then_sparsely():
+    assert all(check_due(n) for n in range(1, 101))
+    assert [n for n in range(101, 130) if check_due(n)] == [
+        102,
+        104,
+        106,
+        108,
+        110,
+        112,
+        114,
+        116,
+        118,
+        120,
+        122,
+        124,
+        126,
+        128,
+    ]
+    assert check_due(MAX_SAMPLES) and not check_due(MAX_SAMPLES - 1)

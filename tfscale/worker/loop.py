@@ -21,7 +21,9 @@ from tfscale.precision import (
     WARMUP_BUDGET,
     WARMUP_FIXED,
     WARMUP_STEADY,
+    Blocks,
     calibrated_window_steps,
+    check_due,
     fixed_steps_window,
     is_auto,
     steady,
@@ -196,22 +198,22 @@ def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> 
     window = 1 if auto_window else int(plan.window_steps)
     if fixed_warmup and not auto_window:
         return window, ran, WARMUP_FIXED
-    start, per_step = time.perf_counter(), []
+    start, blocks = time.perf_counter(), Blocks()
     while True:
         elapsed = time_calls(train_step, sync, samples=1, per_sample=window, collect=False).samples_s[0] * window
         ran += window
         wanted = calibrated_window_steps(window, elapsed, plan.min_window_s) if auto_window else window
         if auto_window and not is_auto(plan.steps):
             wanted = fixed_steps_window(int(plan.steps), wanted)
-        per_step.append(elapsed / window)
+        blocks.add(elapsed / window, elapsed)
         spent = time.perf_counter() - start >= plan.max_warmup_s
-        unsteady = not fixed_warmup and not steady(per_step)
+        unsteady = not fixed_warmup and not steady(blocks.medians)
         wanted, unsteady, spent = agree([float(wanted), float(unsteady), float(spent)])
         progress(f"warm-up: {ran} steps")
         if spent:
             return int(wanted), ran, WARMUP_FIXED if fixed_warmup else WARMUP_BUDGET
         if wanted != window:  # a window of another size starts the steady check afresh
-            window, per_step = int(wanted), []
+            window, blocks = int(wanted), Blocks()
             continue
         if not unsteady:
             return window, ran, WARMUP_FIXED if fixed_warmup else WARMUP_STEADY
@@ -246,9 +248,11 @@ def run_timed_loop(
         if fixed:
             progress(f"window {len(samples)}/{windows}")
             return True
+        progress(f"window {len(samples)}")
+        if not check_due(len(samples)):
+            return True
         why = stop_reason(samples, sum(samples) * window, plan.target_ci, plan.max_measure_s)
         (carry_on,) = agree([float(why is None)])
-        progress(f"window {len(samples)}")
         if carry_on:
             return True
         stop["why"] = why or STOP_TARGET  # another rank wanted more windows until now: this one's target
