@@ -191,6 +191,14 @@ class PrecisionSummary:
         return f"What the step-time CIs cover: {'; '.join(parts)}." if parts else ""
 
 
+def _why_wide(row: pd.Series) -> str:
+    """Why a config's CI is what it is: how its timing stopped, or the spread of its processes' medians."""
+    medians = row.get(m.REPEAT_MEDIANS_S)
+    if isinstance(medians, list) and len(medians) > 1:
+        return f"{len(medians)} processes, medians " + ", ".join(f"{t * 1e3:.3g}" for t in medians) + " ms"
+    return str(row[m.MEASURE_STOP])
+
+
 def precision_summary(frame: pd.DataFrame) -> PrecisionSummary:
     """How many ok configs met their CI target, and which did not (the widest first)."""
     ok = frame[frame[m.STATUS] == m.STATUS_OK]
@@ -207,7 +215,7 @@ def precision_summary(frame: pd.DataFrame) -> PrecisionSummary:
             f"({r[m.CONFIG_ID]})",
             float(r[m.CI_HALF_WIDTH_REL]) if not _missing(r[m.CI_HALF_WIDTH_REL]) else math.inf,
             int(r[m.SAMPLES]),
-            str(r[m.MEASURE_STOP]),
+            _why_wide(r),
         )
         for _, r in ok[~met].iterrows()
     ]

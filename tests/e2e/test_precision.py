@@ -124,3 +124,5 @@ def test_repeats_run_interleaved_fresh_processes_combined_into_one_record(tmp_pa
         assert record["step_time_ci95_low_s"] <= min(medians) and record["step_time_ci95_high_s"] >= max(medians)
         assert record["samples"] == sum(r["samples"] for r in mine)
         assert record["timed_steps"] == 2 * 20  # steps: 20 in each process, in windows that divide it
+    html = (tmp_path / "reports" / "rep.html").read_text()
+    assert "2 config(s): between 2 processes (hierarchical bootstrap)" in html
