@@ -11,7 +11,7 @@ from typing import Any
 
 ZOO_MODELS = ("mlp", "cnn", "transformer")
 AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfscale.precision)
-# Defaults of the precision settings (why these values: docs/performance.md, "How long a config is measured").
+# Defaults of the precision settings (why these values: docs/report.md, "How step time is measured, and how long").
 # min_window_s auto, per device: the host sync must cost < 1 % of a window. On CPU a sync is a 13 us loss fetch (a
 # tf.function call returns after its ops ran): 2 ms windows. On GPUs it also drains the queue the host keeps ahead
 # of the device (up to ~0.5 ms of idle device): 50 ms windows.
