@@ -42,7 +42,7 @@ STOP_TARGET = "target_ci met"
 STOP_BUDGET = "max_measure_s spent"
 STOP_MAX_SAMPLES = f"{MAX_SAMPLES} windows"
 STOP_FIXED = "fixed steps"
-WARMUP_STEADY = f"steady: last {STEADY_WINDOWS} windows within {STEADY_TOLERANCE:.0%}"
+WARMUP_STEADY = f"steady: last {STEADY_WINDOWS} blocks of {STEADY_BLOCK_S:g} s within {STEADY_TOLERANCE:.0%}"
 WARMUP_BUDGET = "max_warmup_s spent before steady state"
 WARMUP_FIXED = "fixed warmup_steps"
 
