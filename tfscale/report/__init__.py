@@ -275,8 +275,8 @@ def precision_section(frame: pd.DataFrame) -> str:
     if summary.measured == 0:
         return "<p>No ok config with a precision record (records from before tfscale 0.4 carry none).</p>"
     items = "".join(
-        f"<li>{html.escape(r.label)}: 95 % CI of the median step &plusmn;{r.half_width:.1%} ({r.samples} windows; "
-        f"{html.escape(r.stop)})</li>"
+        f"<li>{html.escape(r.label)}: 95 % CI of the median step &plusmn;{r.half_width * 100:.3g} % "
+        f"({r.samples} windows; {html.escape(r.stop)})</li>"
         for r in summary.missed
     )
     missed = f"<p>Not within their target:</p><ul>{items}</ul>" if items else ""
