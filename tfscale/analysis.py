@@ -155,6 +155,15 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
         )
     for _, row in frame[ok & frame[m.SCALING_EFFICIENCY].isna()].iterrows():
         notes.append(f"{_what(row)}: {row[m.BASELINE_NOTE]}")
+    if m.SCALING_EFFICIENCY_CI95_LOW in frame:
+        impossible = ok & (frame[m.DEVICES] == 1) & (frame[m.SCALING_EFFICIENCY_CI95_LOW] > 1.0)
+        for _, row in frame[impossible].iterrows():
+            notes.append(
+                f"{_what(row)}: 1-device efficiency {row[m.SCALING_EFFICIENCY]:.2f} (95 % CI "
+                f"{row[m.SCALING_EFFICIENCY_CI95_LOW]:.2f}-{row[m.SCALING_EFFICIENCY_CI95_HIGH]:.2f}) is above 1, "
+                "which one device cannot be: its process and its baseline's ran at different speeds, a spread the "
+                "CI covers only where both ran in several processes (repeats: 2 or more)"
+            )
     return notes
 
 
