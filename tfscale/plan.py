@@ -270,7 +270,7 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
             "precision": s.precision,
             "jit": "on" if s.jit else "off",
             "opt": s.optimizer,
-            "steps": f"{s.warmup_steps}+{s.steps}",
+            "steps": f"{s.warmup_steps}+{s.steps}" + (f" x{s.repeats}" if s.repeats > 1 else ""),  # x: processes
             "timeout_s": f"{s.timeout_s:g}",
         }
         for s in plan.specs

@@ -282,3 +282,8 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
     # what a record takes from its spec: derived, never listed by hand
     recorded = ("warmup_steps", "window_steps", "min_window_s", "max_measure_s", "max_warmup_s", "repeats", "seed")
     assert ("config_id", "suite", "device", *AXES, *recorded) == SPEC_FIELDS
+
+
+def test_the_plan_shows_how_many_processes_a_config_runs_in():
+    plan = expand(parse_suite("name: s\ninclude:\n  - {model: mlp, repeats: 3}\n  - {model: cnn}\n", "s"))
+    assert [row["steps"] for row in plan_rows(plan)] == ["auto+auto x3", "auto+auto"]
