@@ -8,6 +8,7 @@ Exit code 0 on success, 1 on a failure it could describe.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import re
@@ -88,6 +89,8 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A crash inside TensorFlow or gRPC (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the task's log.
+    faulthandler.enable()
     parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
     parser.add_argument("--spec", help="RunSpec JSON file")
     parser.add_argument("--result", help="where to write the result JSON; {task} is replaced by the cluster task")
