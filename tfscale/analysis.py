@@ -19,9 +19,9 @@ import pandas as pd
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES
-from tfscale.repeats import samples_of
+from tfscale.repeats import process_medians, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats import median
-from tfscale.uncertainty import Interval, Samples, of_medians, ratio_of_medians, scaled
+from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
 
 WORKLOAD_KEY = (
     m.RUN_ID,
@@ -94,10 +94,6 @@ SCALING_FIGURES = (
 )
 
 
-def _samples(row: pd.Series) -> Samples:
-    return samples_of(row)  # per process where the config ran in several (repeats)
-
-
 def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, float]:
     """Speedup and efficiency of `row` against `base`, each with its 95 % CI (tfscale.uncertainty).
 
@@ -110,7 +106,7 @@ def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, flo
     else:
         speedup = row[m.THROUGHPUT_EXAMPLES_PER_S] / base[m.THROUGHPUT_EXAMPLES_PER_S]
     ratio = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
-    interval = scaled(ratio_of_medians(_samples(base), _samples(row)), speedup / ratio)
+    interval = scaled(ratio_of_medians(samples_of(base), samples_of(row)), speedup / ratio)
     low, high = (math.nan, math.nan) if interval is None else (interval.low, interval.high)
     return {
         m.SPEEDUP: speedup,
@@ -195,15 +191,15 @@ class PrecisionSummary:
     covers: dict[str, int] = field(default_factory=dict)  # ci_covers -> how many configs' CIs cover that spread
 
     def covers_text(self) -> str:
-        """'The step-time CIs of 12 configs cover the spread within one process (...); of 5, between 3 ...'."""
+        """'What the step-time CIs cover: 12 config(s): within one process (...); 5 config(s): between 3 ...'."""
         parts = [f"{count} config(s): {what}" for what, count in sorted(self.covers.items(), key=lambda x: -x[1])]
         return f"What the step-time CIs cover: {'; '.join(parts)}." if parts else ""
 
 
 def _why_wide(row: pd.Series) -> str:
     """Why a config's CI is what it is: how its timing stopped, or the spread of its processes' medians."""
-    medians = row.get(m.REPEAT_MEDIANS_S)
-    if isinstance(medians, list) and len(medians) > 1:
+    medians = process_medians(row)
+    if medians:
         return f"{len(medians)} processes, medians " + ", ".join(f"{t * 1e3:.3g}" for t in medians) + " ms"
     return str(row[m.MEASURE_STOP])
 
@@ -376,8 +372,8 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
         terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: 0.0}
         terms[m.REST_S] = gap - sum(terms.values())
-        base_samples = _samples(by_id.loc[base])
-        gap_ci = of_medians([_samples(r), base_samples], lambda t, b, per=per: t - b * per)
+        base_samples = samples_of(by_id.loc[base])
+        gap_ci = of_medians([samples_of(r), base_samples], lambda t, b, per=per: t - b * per)
         rows.append(
             {
                 m.CONFIG_ID: r[m.CONFIG_ID],

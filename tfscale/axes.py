@@ -14,7 +14,7 @@ AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfsc
 # Defaults of the precision settings (why these values: docs/report.md, "How step time is measured, and how long").
 # min_window_s auto, per device: the host sync must cost < 1 % of a window. On CPU a sync is a 13 us loss fetch (a
 # tf.function call returns after its ops ran): 2 ms windows. On GPUs it also drains the queue the host keeps ahead
-# of the device (up to ~0.5 ms of idle device): 50 ms windows.
+# of the device: 50 ms windows keep a drain of up to 0.5 ms under 1 % (assumed, not measured here: no GPU).
 MIN_WINDOW_S = {"cpu": 0.002, "gpu": 0.05}
 MAX_MEASURE_S = 4.0
 MAX_WARMUP_S = 3.0

@@ -20,6 +20,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
+from tfscale.repeats import process_medians
 
 ALPHA = 0.05
 MATCH_AXES = (
@@ -132,16 +133,11 @@ DRIFT_NOTE = (
 )
 
 
-def _process_medians(row: pd.Series) -> list[float]:
-    medians = row.get(m.REPEAT_MEDIANS_S)
-    return list(medians) if isinstance(medians, list | tuple) else []
-
-
 def compared_values(before: pd.Series, after: pd.Series) -> tuple[tuple[list[float], list[float]], str]:
     """The values a comparison tests: each process's median where both runs measured the config in two or more
     fresh processes (repeats), so the test sees the spread between processes; else each side's windows."""
-    a, b = _process_medians(before), _process_medians(after)
-    if len(a) >= 2 and len(b) >= 2:
+    a, b = process_medians(before), process_medians(after)
+    if a and b:
         return (a, b), ON_PROCESSES
     return (list(before[m.STEP_TIMES_S]), list(after[m.STEP_TIMES_S])), ON_WINDOWS
 

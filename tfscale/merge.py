@@ -37,13 +37,7 @@ def step_stats_columns(stats: StepStats) -> dict[str, Any]:
 
 def precision_columns(samples: list[float], target_ci: float) -> dict[str, Any]:
     """The record's precision columns for these per-step samples (tfscale.precision.Precision)."""
-    precision = Precision.of(samples, target_ci)
-    return {
-        m.CI_TARGET: precision.ci_target,
-        m.CI_MET: precision.ci_met,
-        m.CI_HALF_WIDTH_REL: precision.ci_half_width_rel,
-        m.SAMPLES: precision.samples,
-    }
+    return Precision.of(samples, target_ci).columns()
 
 
 def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from tfscale import metrics as m
 from tfscale.axes import AUTO
 from tfscale.stats import StepStats, median
 
@@ -100,13 +101,19 @@ def check_due(windows: int) -> bool:
     return windows <= CHECK_EVERY_UNTIL or windows % (windows // CHECK_SPACING) == 0
 
 
-def ci_half_width_rel(samples: list[float]) -> float | None:
-    """The larger side of the 95 % CI of the median, relative to the median: max(median - low, high - median) /
-    median. None below CI_MIN_SAMPLES samples (no distribution-free CI exists)."""
-    stats = StepStats.from_samples(samples)
-    if stats.ci95_low is None or stats.median <= 0:
+def half_width_rel(median: float, low: float | None, high: float | None) -> float | None:
+    """The larger side of a CI around `median`, relative to it: max(median - low, high - median) / median; None
+    without a CI."""
+    if low is None or high is None or median <= 0:
         return None
-    return max(stats.median - stats.ci95_low, stats.ci95_high - stats.median) / stats.median
+    return max(median - low, high - median) / median
+
+
+def ci_half_width_rel(samples: list[float]) -> float | None:
+    """half_width_rel of the samples' median and its order-statistic 95 % CI; None below CI_MIN_SAMPLES samples
+    (no distribution-free CI exists)."""
+    stats = StepStats.from_samples(samples)
+    return half_width_rel(stats.median, stats.ci95_low, stats.ci95_high)
 
 
 def stop_reason(samples: list[float], spent_s: float, target_ci: float, max_measure_s: float) -> str | None:
@@ -128,12 +135,29 @@ def stop_reason(samples: list[float], spent_s: float, target_ci: float, max_meas
 class Precision:
     """The precision columns of a record (metrics: CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, SAMPLES)."""
 
-    ci_target: float
+    ci_target: float | None  # None in records from before the precision settings
     ci_met: bool  # the 95 % CI of the median lies within +-ci_target (False where no CI exists)
     ci_half_width_rel: float | None  # None below CI_MIN_SAMPLES samples
     samples: int
 
     @classmethod
+    def of_interval(
+        cls, median: float, low: float | None, high: float | None, samples: int, target_ci: float | None
+    ) -> Precision:
+        """From a median and its 95 % CI (however it was found) and the number of samples behind it."""
+        width = half_width_rel(median, low, high)
+        return cls(target_ci, width is not None and target_ci is not None and width <= target_ci, width, samples)
+
+    @classmethod
     def of(cls, samples: list[float], target_ci: float) -> Precision:
-        width = ci_half_width_rel(samples)
-        return cls(target_ci, width is not None and width <= target_ci, width, len(samples))
+        """From one process's samples: their median and its order-statistic CI."""
+        stats = StepStats.from_samples(samples)
+        return cls.of_interval(stats.median, stats.ci95_low, stats.ci95_high, len(samples), target_ci)
+
+    def columns(self) -> dict[str, object]:
+        return {
+            m.CI_TARGET: self.ci_target,
+            m.CI_MET: self.ci_met,
+            m.CI_HALF_WIDTH_REL: self.ci_half_width_rel,
+            m.SAMPLES: self.samples,
+        }

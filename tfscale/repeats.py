@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats import StepStats
+from tfscale.precision import Precision
+from tfscale.stats import StepStats, median
 from tfscale.uncertainty import median_of, of_median
 
 COVERS_WITHIN = "within one process (order statistics of its windows)"
@@ -50,6 +51,12 @@ def samples_of(record: Mapping[str, Any]) -> list[float] | list[list[float]]:
     return groups
 
 
+def process_medians(record: Mapping[str, Any]) -> list[float]:
+    """Each process's median step of a combined record (empty for a config measured in one process)."""
+    medians = record.get(m.REPEAT_MEDIANS_S)
+    return list(medians) if isinstance(medians, list | tuple) and len(medians) > 1 else []
+
+
 def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One record from the stored lines of one config's processes (see the module)."""
     lines = sorted(lines, key=lambda r: r.get(m.REPEAT) or 0)
@@ -62,35 +69,31 @@ def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
         why = first.get(m.REASON) or first.get(m.STATUS)
         return {**first, m.REASON: f"repeat {first.get(m.REPEAT) or 0} of {len(lines)}: {why}", m.REPEAT: None}
     groups = [list(r[m.STEP_TIMES_S]) for r in lines]
-    medians = [StepStats.from_samples(group).median for group in groups]
+    medians = [median(group) for group in groups]
     order = sorted(range(len(lines)), key=lambda i: medians[i])
     middle = lines[order[(len(lines) - 1) // 2]]
     pooled = [value for group in groups for value in group]
     stats = StepStats.from_samples(pooled)
-    median = median_of(groups)
+    combined = median_of(groups)  # the statistic the bootstrap below resamples: the median of the process medians
     interval = of_median(groups)
-    width = None
-    if interval is not None and median > 0:
-        width = max(median - interval.low, interval.high - median) / median
-    target = middle.get(m.CI_TARGET)
-    throughput = middle[m.GLOBAL_BATCH_SIZE] / median
+    low, high = (None, None) if interval is None else (interval.low, interval.high)
+    precision = Precision.of_interval(combined, low, high, len(pooled), middle.get(m.CI_TARGET))
+    throughput = middle[m.GLOBAL_BATCH_SIZE] / combined
     return {
         **middle,
         m.REPEAT: None,
         m.STEP_TIMES_S: pooled,
         m.REPEAT_SAMPLES: [len(group) for group in groups],
         m.REPEAT_MEDIANS_S: medians,
-        m.STEP_TIME_MEDIAN_S: median,
+        m.STEP_TIME_MEDIAN_S: combined,
         m.STEP_TIME_MEAN_S: stats.mean,
         m.STEP_TIME_P10_S: stats.p10,
         m.STEP_TIME_P90_S: stats.p90,
         m.STEP_TIME_MAD_S: stats.mad,
-        m.STEP_TIME_CI95_LOW_S: None if interval is None else interval.low,
-        m.STEP_TIME_CI95_HIGH_S: None if interval is None else interval.high,
-        m.CI_HALF_WIDTH_REL: width,
-        m.CI_MET: width is not None and target is not None and width <= target,
+        m.STEP_TIME_CI95_LOW_S: low,
+        m.STEP_TIME_CI95_HIGH_S: high,
+        **precision.columns(),
         m.CI_COVERS: covers_between(len(lines)),
-        m.SAMPLES: len(pooled),
         m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
         m.THROUGHPUT_PER_REPLICA: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,

@@ -56,6 +56,7 @@ def test_processes_are_resampled_too_so_their_spread_widens_the_interval():
     # two processes, each perfectly steady, one 20 % slower: within-process windows say nothing of that spread
     first, second = [1.0] * 20, [1.2] * 20
     assert of_median(first + second) is not None
+    assert of_median(first) == Interval(1.0, 1.0)  # one steady process alone: no spread to see
     grouped = of_median([first, second])
     assert grouped == Interval(1.0, 1.2)  # resampled processes: both, or either one twice
     assert median_of([first, second]) == pytest.approx(1.1)
