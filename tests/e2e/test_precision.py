@@ -30,10 +30,11 @@ include:
 
 # Twins: the transformer with OneDevice and with Mirrored on one device do the same work. This shared VM moves one
 # config's median by up to +-10 % from one process to the next (14.8, 13.2 and 16.2 ms in three runs a minute
-# apart; the mlp once +28 %), while each process's CI is near +-2 %: runs a minute apart differ by more than a 10 %
-# change. So the gate's threshold here is 25 % (above that drift, as docs/commands.md advises) and the planted
-# slowdown doubles the step: flagged, while its twin, which only drifted, is not. (A 50 % plant once showed as a
-# 23.9 % throughput drop: its run ran 10 % faster than the base.)
+# apart; the mlp once +28 %), and a whole run sometimes drifts more: in one CI run the untouched twin's step was
+# +38.5 % slower than in the base run a minute before. So the gate's threshold here is 50 % (above that drift, as
+# docs/commands.md advises), the planted slowdown triples the step, and the check that the plant, not the machine,
+# was flagged is made against the twin run beside it: the planted config's slowdown relative to its twin's must be
+# about the planted factor, whatever the whole run drifted.
 AA_SUITE = """
 name: aa
 device: cpu
@@ -42,8 +43,8 @@ matrix:
   model: [transformer]
   strategy: [one_device, mirrored]
 """
-THRESHOLD = "0.25"
-PLANTED = 1.0  # sleep one median step before each step
+THRESHOLD = "0.5"
+PLANTED = 2.0  # sleep two median steps before each step
 
 
 def run(tmp: Path, name: str, text: str, run_id: str) -> list[dict]:
@@ -91,7 +92,14 @@ def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkey
     result = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "slow"), *gate])
     assert result.exit_code == 1, result.output
     flagged = [line.split()[0] for line in result.output.splitlines() if "REGRESSION" in line]
-    assert flagged == [planted["config_id"]], result.output
+    assert planted["config_id"] in flagged, result.output
+    slow = {r["config_id"]: r["step_time_median_s"] for r in load_results(runs / "slow").to_dict("records")}
+    before = {r["config_id"]: r["step_time_median_s"] for r in base}
+    relative = (slow[planted["config_id"]] / before[planted["config_id"]]) / (
+        slow[twin["config_id"]] / before[twin["config_id"]]
+    )
+    # 3x planted; the twins' own process-to-process spread (+-10 % each) leaves about 2.4..3.8
+    assert 1 + PLANTED * 0.7 <= relative <= (1 + PLANTED) * 1.3, (relative, result.output)
 
 
 REPEAT_SUITE = """
