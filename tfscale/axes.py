@@ -58,6 +58,14 @@ STRATEGIES: dict[str, StrategyInfo] = {
 STRATEGY_AXES = frozenset(a for s in STRATEGIES.values() for a in s.own_axes)
 
 
+def collective_of(device: str, collective: str | None) -> str:
+    """The MultiWorkerMirrored all-reduce tfscale asks TF for: `auto` is NCCL on GPUs and RING on CPUs. (TF's own
+    AUTO leaves the choice to the runtime, which in TF2 eager mode runs RING on GPUs too: NCCL must be asked for.)"""
+    if collective in (None, "auto"):
+        return "NCCL" if device == "gpu" else "RING"
+    return collective.upper()
+
+
 @dataclass(frozen=True)
 class ParallelismInfo:
     """A way of splitting the work over devices. Model-parallel modes run in one process without a tf.distribute
@@ -181,7 +189,7 @@ AXES: dict[str, Axis] = _axes(
         "collective",
         str,
         "auto",
-        "multi_worker_mirrored: all-reduce implementation (CommunicationOptions)",
+        "multi_worker_mirrored: all-reduce implementation (CommunicationOptions); auto: nccl on gpu, ring on cpu",
         choices=("auto", "ring", "nccl"),
         nullable=True,
     ),

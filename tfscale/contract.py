@@ -4,7 +4,9 @@
 - the worker's command line (`worker_argv`) and where each task writes its result and progress files;
 - the environment variables the launchers set and the worker reads;
 - the shape of a result file: `{"ok": true, "measurements": {...}}` or `{"ok": false, "error": "...",
-  "error_type": "..."}`.
+  "error_type": "..."}`;
+- which GPUs each task computes on (`place_gpus`), and a Slurm step's cluster in Slurm's own task order
+  (`slurm_cluster`): every launcher places tasks with these two.
 
 Both sides import this module; it imports nothing of tfscale's (so no import cycle runs through it).
 """
@@ -12,7 +14,9 @@ Both sides import this module; it imports nothing of tfscale's (so no import cyc
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,27 @@ TF_CONFIG_ENV = "TF_CONFIG"  # TensorFlow's own: the cluster and this task, as J
 # slowdown that tfscale compare must flag); never set by tfscale itself.
 TEST_SLEEP_ENV = "TFSCALE_TEST_SLEEP"
 RESOLVER_SLURM = "slurm"
-DEFAULT_PORT_BASE = 8888  # SlurmClusterResolver's own default
+# CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.
+VISIBLE_GPUS_ENV = "CUDA_VISIBLE_DEVICES"
+NO_GPUS = "-1"  # CUDA shows only the devices listed before the first invalid index: none
+# CUDA's own: with PCI_BUS_ID, CUDA numbers GPUs as NVML and nvidia-smi do (its default, FASTEST_FIRST, need not),
+# so an index tfscale reads from NVML names the same GPU inside TensorFlow.
+GPU_ORDER_ENV = "CUDA_DEVICE_ORDER"
+GPU_ORDER = "PCI_BUS_ID"
+DEFAULT_PORT_BASE = 8888  # first port of a Slurm node's tasks (TF's SlurmClusterResolver uses the same)
+
+# Phases a trainer reports (PROGRESS_ENV) around its timed windows ("window k/n" in between): telemetry samples
+# taken from PHASE_TIMING until PHASE_TIMED are the timed steps'; what runs after (communication breakdown,
+# profiling) is not.
+PHASE_TIMING = "timing"
+PHASE_TIMED = "timed windows done"
+WINDOW_PHASE_PREFIX = "window "
+
+
+def in_timed_windows(phase: str) -> bool:
+    """Whether a reported phase lies inside the timed windows."""
+    return phase == PHASE_TIMING or phase.startswith(WINDOW_PHASE_PREFIX)
+
 
 TASK_FIELD = "{task}"  # in a result or progress path: replaced by the task's name ("worker-1") in the worker
 RESULT_SUFFIX = ".result.json"
@@ -82,7 +106,7 @@ def tasks_of(spec) -> list[Task]:
 
 
 def job_counts(tasks: list[Task]) -> dict[str, int]:
-    """Tasks per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}: SlurmClusterResolver's `jobs` argument."""
+    """Tasks per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1} (the record column `cluster`)."""
     counts: dict[str, int] = {}
     for task in tasks:
         counts[task.job] = counts.get(task.job, 0) + 1
@@ -143,3 +167,131 @@ def result_ok(result: dict[str, Any] | None) -> bool:
 def result_error(result: dict[str, Any] | None) -> str | None:
     """The one-line error a failed task wrote, or None."""
     return result.get("error") or None if result and not result.get("ok") else None
+
+
+class PlacementError(ValueError):
+    """The tasks of a config need more GPUs than their host (or allocation) has."""
+
+
+def gpus_of(strategy: str | None, task: Task, devices_per_node: int) -> int:
+    """GPUs a task computes on: `devices_per_node` for every task that runs replicas; none for ParameterServer's
+    parameter servers and its chief (the coordinator only dispatches steps; TF reads the workers' GPU count from
+    the cluster, not from the chief's own devices)."""
+    if strategy == "parameter_server":
+        return devices_per_node if task.job == "worker" else 0
+    return devices_per_node if task.trainer else 0
+
+
+def place_gpus(
+    tasks: Sequence[Task], hosts: Sequence[int], host_gpus: Sequence[Sequence[str]], need: Sequence[int]
+) -> dict[str, tuple[str, ...]]:
+    """Each task's own GPUs: task i runs on host `hosts[i]` and needs `need[i]` GPUs, taken in order from that
+    host's list `host_gpus[host]` (indices or UUIDs as CUDA_VISIBLE_DEVICES writes them), disjoint from every other
+    task's on that host. Raises PlacementError, naming the host, its GPUs and the tasks, when they do not fit."""
+    placed: dict[str, tuple[str, ...]] = {}
+    taken = [0] * len(host_gpus)
+    for task, host, count in zip(tasks, hosts, need, strict=True):
+        first = taken[host]
+        taken[host] += count
+        placed[task.name] = tuple(host_gpus[host][first : first + count])
+    for host, used in enumerate(taken):
+        if used > len(host_gpus[host]):
+            names = [t.name for t, h, n in zip(tasks, hosts, need, strict=True) if h == host and n]
+            have = ",".join(host_gpus[host]) or "none"
+            raise PlacementError(
+                f"{used} GPUs needed on host {host} by {', '.join(names)}; it has {len(host_gpus[host])} ({have})"
+            )
+    return placed
+
+
+def visible_gpus_value(gpus: Sequence[str]) -> str:
+    """CUDA_VISIBLE_DEVICES for a task with these GPUs (NO_GPUS for none: an empty value can read as unset)."""
+    return ",".join(gpus) if gpus else NO_GPUS
+
+
+def parse_visible_gpus(value: str | None) -> list[str] | None:
+    """The GPUs a CUDA_VISIBLE_DEVICES value lets a process see (None: unset, every GPU). CUDA stops at the first
+    invalid entry, so "-1" and "" mean none."""
+    if value is None:
+        return None
+    gpus = []
+    for entry in value.split(","):
+        entry = entry.strip()
+        if not entry or entry.startswith("-"):
+            break
+        gpus.append(entry)
+    return gpus
+
+
+_HOST_RANGE = re.compile(r"^([^\[]*)\[([^\]]+)\](.*)$")
+
+
+def expand_hostlist(hostlist: str) -> list[str]:
+    """Slurm's compact host list in Slurm's own order: 'gpu[9-10],cpu01' -> ['gpu9', 'gpu10', 'cpu01'] (zero
+    padding kept: 'n[08-10]' -> n08, n09, n10). Never sorted: Slurm numbers tasks in this order."""
+    parts, depth, current = [], 0, ""
+    for char in hostlist:
+        depth += (char == "[") - (char == "]")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    hosts: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        match = _HOST_RANGE.match(part)
+        if not match:
+            hosts.append(part)
+            continue
+        prefix, ranges, suffix = match.groups()
+        for item in ranges.split(","):
+            low, _, high = item.partition("-")
+            for number in range(int(low), int(high or low) + 1):
+                hosts.append(f"{prefix}{str(number).zfill(len(low))}{suffix}")
+    return hosts
+
+
+def expand_tasks_per_node(value: str) -> list[int]:
+    """Slurm's SLURM_STEP_TASKS_PER_NODE: '2(x3),1' -> [2, 2, 2, 1]."""
+    counts: list[int] = []
+    for part in value.split(","):
+        match = re.fullmatch(r"(\d+)(?:\(x(\d+)\))?", part.strip())
+        if not match:
+            raise ValueError(f"cannot read SLURM_STEP_TASKS_PER_NODE={value!r}")
+        counts += [int(match.group(1))] * int(match.group(2) or 1)
+    return counts
+
+
+@dataclass(frozen=True)
+class SlurmRank:
+    """Where one Slurm task (rank) of a step runs and which TF task it is."""
+
+    task: Task
+    host: str
+    node: int  # index of its host in the step's node list (Slurm's order)
+    local: int  # its place among the tasks on its node (port offset, GPU share)
+
+
+def slurm_cluster(
+    hostlist: str, tasks_per_node: str, tasks: Sequence[Task], port_base: int
+) -> tuple[dict[str, list[str]], list[SlurmRank]]:
+    """A step's TF cluster (job -> addresses) and its ranks, in Slurm's own order: with block distribution Slurm
+    gives ranks 0..n0-1 to the first listed node, the next ones to the second, and so on; rank r is TF task
+    `tasks[r]`, at its node's host on port `port_base` + its place on that node.
+
+    TF's SlurmClusterResolver sorts host names as strings ('gpu10' before 'gpu9') but numbers ranks in Slurm's
+    order, so its ranks and addresses disagree on such nodes; this function is what tfscale uses instead."""
+    hosts, counts = expand_hostlist(hostlist), expand_tasks_per_node(tasks_per_node)
+    if len(hosts) != len(counts) or sum(counts) != len(tasks):
+        raise ValueError(
+            f"Slurm step of {len(hosts)} node(s) ({hostlist}) with tasks per node {tasks_per_node} does not hold "
+            f"the config's {len(tasks)} tasks"
+        )
+    ranks = []
+    for node, (host, count) in enumerate(zip(hosts, counts, strict=True)):
+        ranks += [SlurmRank(tasks[len(ranks) + local], host, node, local) for local in range(count)]
+    cluster: dict[str, list[str]] = {}
+    for rank in ranks:
+        cluster.setdefault(rank.task.job, []).append(f"{rank.host}:{port_base + rank.local}")
+    return cluster, ranks

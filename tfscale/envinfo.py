@@ -7,9 +7,11 @@ and is merged in by `collect_env`.
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import socket
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import psutil
 
 from tfscale import contract
 from tfscale.launch.processes import WorkerCallError, call_worker
+from tfscale.preflight import CUDA_PACKAGES
 
 PACKAGES = (
     "tensorflow",
@@ -31,6 +34,7 @@ PACKAGES = (
     "pydantic",
     "PyYAML",
     "tfscale",
+    *CUDA_PACKAGES,
 )
 
 
@@ -72,15 +76,15 @@ def nvml_info() -> dict[str, Any]:
             gpus.append(
                 {
                     "index": i,
-                    "name": _text(pynvml.nvmlDeviceGetName(handle)),
+                    "name": nvml_text(pynvml.nvmlDeviceGetName(handle)),
                     "memory_total_bytes": int(memory.total),
-                    "uuid": _text(pynvml.nvmlDeviceGetUUID(handle)),
+                    "uuid": nvml_text(pynvml.nvmlDeviceGetUUID(handle)),
                     "nvlink": _nvlinks(pynvml, handle),
                 }
             )
         return {
             "available": True,
-            "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "driver_version": nvml_text(pynvml.nvmlSystemGetDriverVersion()),
             "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(),
             "gpus": gpus,
         }
@@ -96,7 +100,7 @@ def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
             if pynvml.nvmlDeviceGetNvLinkState(handle, link) != pynvml.NVML_FEATURE_ENABLED:
                 continue
             remote = pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link)
-            links.append({"link": link, "remote_pci_bus_id": _text(remote.busId)})
+            links.append({"link": link, "remote_pci_bus_id": nvml_text(remote.busId)})
         except (pynvml.NVMLError, AttributeError) as error:
             if not links and link == 0:
                 return f"not reported: {error}"
@@ -104,7 +108,50 @@ def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
     return links
 
 
-def _text(value: str | bytes) -> str:
+def nvml_uuids() -> list[str]:
+    """UUIDs of this host's GPUs in NVML's order (PCI bus order: CUDA's too, with contract.GPU_ORDER); [] without
+    NVML."""
+    info = nvml_info()
+    return [gpu["uuid"] for gpu in info.get("gpus", [])]
+
+
+def host_gpus(environ: dict[str, str] | None = None) -> list[str]:
+    """The GPUs tfscale may hand out to tasks on this host, as CUDA_VISIBLE_DEVICES entries: the ones the caller's
+    own CUDA_VISIBLE_DEVICES allows (kept as written: indices or UUIDs), else every GPU NVML sees, by index."""
+    environ = os.environ if environ is None else environ
+    visible = contract.parse_visible_gpus(environ.get(contract.VISIBLE_GPUS_ENV))
+    return visible if visible is not None else [str(i) for i in range(len(nvml_uuids()))]
+
+
+def gpu_uuids(visible: list[str] | None, uuids: list[str]) -> list[str]:
+    """UUIDs of the GPUs a CUDA_VISIBLE_DEVICES list names (None: all), given the host's UUIDs in NVML order.
+    Entries that are UUIDs already ("GPU-...", "MIG-...") are kept; an index NVML does not know is skipped."""
+    if visible is None:
+        return list(uuids)
+    named = []
+    for entry in visible:
+        if entry.isdigit():
+            if int(entry) < len(uuids):
+                named.append(uuids[int(entry)])
+        else:
+            named.append(entry)
+    return named
+
+
+def cpu_set_text(cpus: Iterable[int]) -> str:
+    """A CPU set the way taskset and Slurm write it: {0, 1, 2, 3, 8} -> "0-3,8"."""
+    ordered = sorted(set(cpus))
+    runs: list[list[int]] = []
+    for cpu in ordered:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def nvml_text(value: str | bytes) -> str:
+    """NVML text as str (older pynvml bindings return bytes)."""
     return value.decode() if isinstance(value, bytes) else value
 
 

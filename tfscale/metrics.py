@@ -22,6 +22,7 @@ CI_MET = "ci_met"  # bool: ci_half_width_rel <= ci_target
 CI_TARGET = "ci_target"  # the target_ci the config was measured to (fraction of the median, e.g. 0.02)
 CLUSTER = "cluster"  # cluster strategies: task counts per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1}
 COLLECTIVE = "collective"  # multi_worker_mirrored: all-reduce implementation auto|ring|nccl
+COLLECTIVE_IMPLEMENTATION = "collective_implementation"  # multi_worker_mirrored: all-reduce TF ran: RING|NCCL
 COMM_METHOD = "comm_method"  # how the communication figures were measured, in words
 COMM_TIME_EXPOSED_CI95_HIGH_S = "comm_time_exposed_ci95_high_s"  # s, 95 % CI of comm_time_exposed_s (bootstrap)
 COMM_TIME_EXPOSED_CI95_LOW_S = "comm_time_exposed_ci95_low_s"  # s, 95 % CI of comm_time_exposed_s (bootstrap)
@@ -81,8 +82,11 @@ PARAMS = "params"  # count of model parameters (trainable and not)
 PARAM_BYTES_PER_DEVICE = "param_bytes_per_device"  # bytes, parameters on the most loaded device
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
+PEAK_MEMORY_DEVICE = "peak_memory_device"  # whose peak_memory_bytes: the GPU of the task ("GPU:1") or "process"
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
+RANK_CPU_AFFINITY = "rank_cpu_affinity"  # list, each training rank's allowed CPUs (sched_getaffinity, as "0-7,16")
+RANK_GPU_UUIDS = "rank_gpu_uuids"  # list, each training rank's GPUs by NVML UUID (empty list on CPU)
 RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
 RANK_STEP_TIME_MEDIAN_S = "rank_step_time_median_s"  # list of s, each training rank's own median step time
 RANK_THROUGHPUT = "rank_throughput"  # list of examples/s: each rank's examples per step / its median step time
@@ -203,10 +207,13 @@ RECORD_COLUMNS = (
     THROUGHPUT_PER_REPLICA,
     PEAK_MEMORY_BYTES,
     MEMORY_KIND,
+    PEAK_MEMORY_DEVICE,
     HOST_RSS_PEAK_BYTES,
     RANK_THROUGHPUT,
     RANK_STEP_TIME_MEDIAN_S,
     RANK_PEAK_MEMORY_BYTES,
+    RANK_CPU_AFFINITY,
+    RANK_GPU_UUIDS,
     STRAGGLER,
     STRAGGLER_RANKS,
     LAUNCHER,
@@ -214,6 +221,7 @@ RECORD_COLUMNS = (
     SLURM_STEP_ID,
     CLUSTER,
     PORT_RETRIES,
+    COLLECTIVE_IMPLEMENTATION,
     COMPUTE_TIME_S,
     COMPUTE_TIMES_S,
     COMM_TIME_EXPOSED_S,

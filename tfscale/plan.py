@@ -155,6 +155,19 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
             f"gives each {strategy.tf_name} worker exactly one replica (CPU:0) whatever its logical "
             "devices; use devices_per_node: 1 and more nodes"
         )
+    if strategy.name == "parameter_server" and suite.device == "gpu" and config["devices_per_node"] != 1:
+        raise SuiteError(
+            f"{name} with devices_per_node={config['devices_per_node']}: tfscale's ParameterServer step feeds each "
+            "worker one per-worker batch, which every GPU replica of a multi-GPU worker would process whole "
+            "(gradients summed devices_per_node times); use devices_per_node: 1 and more nodes"
+        )
+    devices = config["devices_per_node"]
+    if config["cross_device_ops"] == "hierarchical_copy" and devices > 1 and devices % 2:
+        raise SuiteError(
+            f"{name} with devices_per_node={devices}: hierarchical_copy splits the devices into two groups of "
+            f"{devices // 2} (TF's group_size = n // 2) and leaves one replica's gradient out with an odd count; "
+            "use an even devices_per_node, or cross_device_ops nccl or reduction_to_one_device"
+        )
     if suite.device == "cpu" and "nccl" in (config["cross_device_ops"], config["collective"]):
         axis = "cross_device_ops" if config["cross_device_ops"] == "nccl" else "collective"
         raise SuiteError(

@@ -137,7 +137,7 @@ def _sampler(job: Job, launcher: Launcher) -> Sampler | None:
             return progress.read_text(encoding="utf-8")
         return ""
 
-    return Sampler(job.spec.telemetry_hz, launcher.live_pids, phase).start()
+    return Sampler(job.spec.telemetry_hz, launcher.live_pids, phase, launcher.sampled_gpus(job.spec)).start()
 
 
 def existing_statuses(folder: Path) -> dict[str, dict[int, str]]:

@@ -1,7 +1,8 @@
 """Telemetry sampler: a thread in the parent (never in the worker, so it takes no time from the timed steps'
 interpreter) that samples, at a fixed rate, host CPU %, the workers' resident memory and network bytes (psutil), and
-each GPU through NVML (utilisation, memory used, power, SM clock, PCIe throughput). Each sample carries the phase the
-worker last reported, so the summary can use the timed windows only.
+each of the config's GPUs through NVML (utilisation, memory used, power, SM clock, PCIe throughput; the GPUs the
+launcher gave its tasks, by UUID, not every GPU of the host). Each sample carries the phase the worker last
+reported, so the summary can use the timed windows only (contract.in_timed_windows).
 
 The series goes to `telemetry/<config_id>.csv` (pandas reads it); the summary goes into the record. Without NVML
 (no driver, no GPU) the GPU columns stay empty and `gpu_telemetry_note` says why.
@@ -20,6 +21,8 @@ from typing import Any
 import psutil
 
 from tfscale import metrics as m
+from tfscale.contract import in_timed_windows
+from tfscale.envinfo import nvml_text
 
 COLUMNS = (
     "t_s",
@@ -29,6 +32,7 @@ COLUMNS = (
     "net_bytes_sent",
     "net_bytes_recv",
     "gpu",
+    "gpu_uuid",
     "gpu_util_percent",
     "gpu_mem_used_bytes",
     "gpu_power_w",
@@ -41,17 +45,26 @@ COLUMNS = (
 class Nvml:
     """The few NVML readings tfscale uses; `available` False (with `reason`) where NVML cannot start."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: list[str] | None = None) -> None:
+        """`keep`: UUIDs of the GPUs to read (the config's own); None: every GPU of the host."""
         self.handles: list[Any] = []
+        self.indices: list[int] = []
+        self.uuids: list[str] = []
         self.reason = ""
         try:
             import pynvml  # late: absent drivers make it raise on init, and CPU runs need nothing from it
 
             pynvml.nvmlInit()
             self.nvml = pynvml
-            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-            if not self.handles:
+            every = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            uuids = [nvml_text(pynvml.nvmlDeviceGetUUID(h)) for h in every]
+            self.indices = selected_gpus(uuids, keep)
+            self.handles = [every[i] for i in self.indices]
+            self.uuids = [uuids[i] for i in self.indices]
+            if not every:
                 self.reason = "NVML reports no GPU on this host"
+            elif not self.handles:
+                self.reason = "none of the config's GPUs is on this host"
         except Exception as error:  # ImportError or pynvml.NVMLError: no GPU telemetry, and say why
             self.reason = f"NVML not available on this host: {error}"
 
@@ -61,8 +74,8 @@ class Nvml:
 
     def read(self) -> list[dict[str, Any]]:
         rows = []
-        for index, handle in enumerate(self.handles):
-            row: dict[str, Any] = {"gpu": index}
+        for index, uuid, handle in zip(self.indices, self.uuids, self.handles, strict=True):
+            row: dict[str, Any] = {"gpu": index, "gpu_uuid": uuid}
             row["gpu_util_percent"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetUtilizationRates(h).gpu)
             row["gpu_mem_used_bytes"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetMemoryInfo(h).used)
             row["gpu_power_w"] = self._try(lambda h=handle: self.nvml.nvmlDeviceGetPowerUsage(h) / 1000.0)
@@ -88,6 +101,12 @@ class Nvml:
     def close(self) -> None:
         if self.available:
             self.nvml.nvmlShutdown()
+
+
+def selected_gpus(uuids: list[str], keep: list[str] | None) -> list[int]:
+    """NVML indices of the GPUs to sample: those whose UUID is in `keep` (None: all). A MIG UUID or an entry NVML
+    does not list selects nothing."""
+    return [i for i, uuid in enumerate(uuids) if keep is None or uuid in keep]
 
 
 class ProcessTrees:
@@ -123,6 +142,7 @@ class Sampler:
     hz: float
     pids: Callable[[], list[int]]  # the worker processes to measure (their trees are summed)
     phase: Callable[[], str]  # the phase the workers last reported
+    gpus: list[str] | None = None  # UUIDs of the config's GPUs (None: every GPU of the host)
     rows: list[dict[str, Any]] = field(default_factory=list)
     gpu_note: str = ""
 
@@ -139,7 +159,7 @@ class Sampler:
         self._thread.join()
 
     def _loop(self) -> None:
-        nvml = Nvml()
+        nvml = Nvml(self.gpus)
         self.gpu_note = "" if nvml.available else nvml.reason
         trees = ProcessTrees(self.pids)
         psutil.cpu_percent(interval=None)  # the first call only starts the measurement
@@ -177,7 +197,7 @@ def summarise(rows: list[dict[str, Any]], gpu_note: str) -> dict[str, Any]:
     """Record columns from a series: means and peaks over the timed windows, or, when the timed steps were
     shorter than the sampling interval, over the worker's run after the model was built (telemetry_window says
     which)."""
-    timed = [r for r in rows if str(r.get("phase", "")).startswith("window")]
+    timed = [r for r in rows if in_timed_windows(str(r.get("phase", "")))]
     window = "timed windows"
     if not timed:
         timed = [r for r in rows if r.get("phase") not in ("", None, "strategy ready")]

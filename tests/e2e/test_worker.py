@@ -30,7 +30,11 @@ def test_env_command_reports_tensorflow_and_host(runner, tmp_path):
     result = runner.invoke(cli, ["env", "-o", str(out)])
     assert result.exit_code == 0, result.output
     document = json.loads(out.read_text())
-    assert json.loads(result.output) == document
+    summary, _, text = result.output.partition("\n\n")
+    assert json.loads(text) == document
+    # the paragraph a person reads first, from the same document
+    assert summary.startswith(f"host {document['host']}: ") and "TensorFlow 2.21" in summary
+    assert "sees 0 GPU(s)" in summary or Path("/dev/nvidiactl").exists()
     assert document["tensorflow"]["version"].startswith("2.21")
     assert "CPU" in " ".join(document["tensorflow"]["physical_devices"])
     assert document["packages"]["tensorflow"].startswith("2.21")

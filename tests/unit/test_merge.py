@@ -3,8 +3,11 @@ import pytest
 from tfscale.merge import counts_from_positions, merge_rank_parts, parameter_server_ranks, stragglers
 
 
-def part(samples, median, replicas=2, peak=100, rss=200, first=1.0):
+def part(samples, median, replicas=2, peak=100, rss=200, first=1.0, cpus="0-3", gpus=(), device="process"):
     return {
+        "rank_cpu_affinity": [cpus],
+        "rank_gpu_uuids": [list(gpus)],
+        "peak_memory_device": device,
         "step_times_s": samples,
         "step_time_median_s": median,
         "replicas": replicas,
@@ -25,8 +28,17 @@ def test_stragglers_are_more_than_ten_percent_above_the_median_of_ranks():
 
 def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
     parts = [
-        part([0.10, 0.20, 0.10, 0.10, 0.10, 0.10], 0.10, peak=100, rss=300, first=2.0),
-        part([0.12, 0.10, 0.12, 0.12, 0.12, 0.30], 0.13, peak=150, rss=250, first=1.5),
+        part([0.10, 0.20, 0.10, 0.10, 0.10, 0.10], 0.10, peak=100, rss=300, first=2.0, gpus=["GPU-a"]),
+        part(
+            [0.12, 0.10, 0.12, 0.12, 0.12, 0.30],
+            0.13,
+            peak=150,
+            rss=250,
+            first=1.5,
+            cpus="4-7",
+            gpus=["GPU-b"],
+            device="GPU:0",
+        ),
     ]
     merged = merge_rank_parts(parts, global_batch=64)
     assert merged["step_times_s"] == [0.12, 0.20, 0.12, 0.12, 0.12, 0.30]
@@ -39,6 +51,8 @@ def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
     assert merged["throughput_per_replica"] == pytest.approx((320.0 + 32 / 0.13) / 2)
     assert merged["rank_step_time_median_s"] == [0.10, 0.13]
     assert merged["rank_peak_memory_bytes"] == [100, 150]
+    assert merged["peak_memory_device"] == "GPU:0"  # the device of the largest peak, rank 1's
+    assert (merged["rank_cpu_affinity"], merged["rank_gpu_uuids"]) == (["0-3", "4-7"], [["GPU-a"], ["GPU-b"]])
     assert (merged["peak_memory_bytes"], merged["host_rss_peak_bytes"], merged["first_step_s"]) == (150, 300, 2.0)
     assert (merged["straggler"], merged["straggler_ranks"]) == (True, [1])  # 0.13 > 1.1 x 0.115
     assert merged["params"] == 10

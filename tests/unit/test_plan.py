@@ -134,6 +134,16 @@ def test_config_id_hashes_sorted_content():
             "matrix: {model: [mlp]}\ninclude: [{strategy: one_device, devices_per_node: 4}]",
             "s.yaml: include[0]: mlp/one_device with devices_per_node=4",
         ),
+        (
+            "matrix: {strategy: [mirrored], cross_device_ops: [hierarchical_copy], devices_per_node: [3]}",
+            "s.yaml: matrix: mlp/mirrored with devices_per_node=3: hierarchical_copy splits the devices into two "
+            "groups of 1 (TF's group_size = n // 2) and leaves one replica's gradient out with an odd count",
+        ),
+        (
+            "device: gpu\nmatrix: {strategy: [parameter_server], nodes: [2], devices_per_node: [2]}",
+            "s.yaml: matrix: mlp/parameter_server with devices_per_node=2: tfscale's ParameterServer step feeds "
+            "each worker one per-worker batch",
+        ),
     ],
 )
 def test_impossible_combinations_are_refused(text, message):
@@ -197,6 +207,17 @@ def test_multi_worker_mirrored_on_gpus_uses_every_device():
         "name: p\ndevice: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [2], devices_per_node: [4]}\n"
     ).specs[0]
     assert (spec.replicas, spec.global_batch_size) == (8, 256)
+
+
+def test_collective_auto_asks_for_nccl_on_gpus_and_ring_on_cpus():
+    from tfscale.axes import collective_of
+
+    assert (collective_of("gpu", "auto"), collective_of("gpu", None), collective_of("cpu", "auto")) == (
+        "NCCL",
+        "NCCL",
+        "RING",
+    )
+    assert (collective_of("gpu", "ring"), collective_of("gpu", "nccl")) == ("RING", "NCCL")
 
 
 def test_nccl_is_allowed_on_gpu():

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tfscale.telemetry import Nvml, Sampler, summarise
+from tfscale.contract import PHASE_TIMED, PHASE_TIMING, in_timed_windows
+from tfscale.telemetry import Nvml, Sampler, selected_gpus, summarise
 
 
 def host(t, phase, cpu, sent, recv, rss=100):
@@ -32,6 +33,23 @@ def test_summary_uses_the_timed_windows():
     assert summary["telemetry_samples"] == 3 and summary["telemetry_window"] == "timed windows"
     assert (summary["gpu_util_mean"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (None,) * 3
     assert summary["gpu_telemetry_note"] == "NVML not available on this host: x"
+
+
+def test_timed_samples_run_from_the_timing_phase_to_the_end_of_the_windows():
+    # phases as a trainer reports them: "window k" only after window k, then the breakdown after the loop
+    phases = ["warm-up done", PHASE_TIMING, "window 1", "window 2/2", PHASE_TIMED, "communication timed"]
+    assert [in_timed_windows(p) for p in phases] == [False, True, True, True, False, False]
+    rows = [host(0.1 * (i + 1), phase, 10.0 * (i + 1), 0, 0) for i, phase in enumerate(phases)]
+    summary = summarise(rows, "")
+    assert summary["telemetry_samples"] == 3  # the samples of the first window count, the post-loop ones do not
+    assert summary["host_cpu_util_mean"] == pytest.approx(30.0)
+
+
+def test_only_the_config_s_gpus_are_sampled():
+    host_uuids = ["GPU-a", "GPU-b", "GPU-c", "GPU-d"]
+    assert selected_gpus(host_uuids, ["GPU-c", "GPU-a"]) == [0, 2]
+    assert selected_gpus(host_uuids, None) == [0, 1, 2, 3]
+    assert selected_gpus(host_uuids, []) == [] == selected_gpus(host_uuids, ["MIG-x"])
 
 
 def test_summary_falls_back_to_the_run_after_build_and_reads_gpus():

@@ -10,11 +10,14 @@ import click
 @click.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write the JSON to this file.")
 def env(output: str | None) -> None:
-    """Print TF version and build, devices, CPU, memory, GPUs (NVML) and package versions."""
+    """Print a one-paragraph summary, then the JSON: TF version and build, devices, CPU, memory, GPUs (NVML) and
+    package versions."""
     from tfscale.envinfo import collect_env
+    from tfscale.preflight import env_summary
     from tfscale.store import write_json_atomic
 
     document = collect_env()
+    click.echo(env_summary(document) + "\n")
     click.echo(json.dumps(document, indent=1))
     if output:
         write_json_atomic(output, document)

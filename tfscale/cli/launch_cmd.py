@@ -33,6 +33,8 @@ from tfscale.suite import load_suite
     help="Container image (kubernetes); it must have tfscale installed.",
 )
 @click.option("--hosts", help="Comma-separated host names (hosts target).")
+@click.option("--pod-cpus", default=8, show_default=True, help="CPUs each pod requests (kubernetes).")
+@click.option("--pod-memory", default="32Gi", show_default=True, help="Memory each pod requests (kubernetes).")
 def launch(
     suite_file: str,
     target: str,
@@ -43,6 +45,8 @@ def launch(
     port_base: int,
     image: str,
     hosts: str | None,
+    pod_cpus: int,
+    pod_memory: str,
 ) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
     plan = expand(load_suite(suite_file))
@@ -55,8 +59,12 @@ def launch(
         port_base=port_base,
         image=image,
         hosts=tuple(h for h in (hosts or "").split(",") if h),
+        pod_cpus=pod_cpus,
+        pod_memory=pod_memory,
     )
     out = Path(output or Path("results") / plan.suite.name / f"launch-{target}")
     for path in emit(plan, target, out, options):
         click.echo(f"wrote {path}")
+    for config_id, why in TARGETS[target].not_emitted(plan, options).items():
+        click.echo(f"not emitted: config {config_id}: {why}")
     click.echo(f"{len(plan.specs)} config specs in {out / 'specs'}; result parts will appear in {out / 'results'}")

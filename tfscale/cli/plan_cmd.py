@@ -6,6 +6,7 @@ import click
 
 from tfscale.netsim.network import unavailable_reason
 from tfscale.plan import expand, network_note, plan_rows
+from tfscale.preflight import gpu_preflight
 from tfscale.suite import load_suite
 from tfscale.textable import format_table
 
@@ -21,3 +22,10 @@ def plan(suite_file: str) -> None:
     note = network_note(result, unavailable_reason())
     if note:
         click.echo(note, err=True)
+    if result.suite.device == "gpu":
+        from tfscale.envinfo import host_gpus  # late: asks NVML, which only GPU suites need
+
+        gpus = host_gpus()
+        problem = gpu_preflight(result.specs, gpus, None)
+        if problem:
+            click.echo(f"note: `tfscale run` here would refuse this suite: {problem}", err=True)

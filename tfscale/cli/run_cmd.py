@@ -117,6 +117,9 @@ def run(
     )
 
     chosen = _launcher(launcher, partition, account, time_limit, slurm_args, pending.specs, plan.suite.name)
+    env = collect_env()
+    if plan.suite.device == "gpu":
+        _gpu_preflight(chosen, pending.specs, env)
     previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
     try:
         with chosen:
@@ -124,7 +127,7 @@ def run(
                 plan,
                 results_dir,
                 run_id,
-                env=collect_env(),
+                env=env,
                 on_record=Progress(len(pending.runs), click.echo),
                 pending=pending,
                 launcher=chosen,
@@ -158,6 +161,20 @@ def run(
 def _processes(pending) -> str:
     """' (N processes: repeats)' where configs run in more than one process each."""
     return f" ({len(pending.runs)} processes: repeats)" if len(pending.runs) > len(pending.specs) else ""
+
+
+def _gpu_preflight(launcher, specs, env: dict) -> None:
+    """Print what GPUs there are and what TF sees; refuse the sweep (before any worker starts) when a config does
+    not fit on this host's GPUs or TF cannot use them. On Slurm the GPUs are on the nodes: each rank checks its
+    own share there."""
+    from tfscale.preflight import env_summary, gpu_preflight, tf_gpu_count
+
+    click.echo(env_summary(env))
+    if launcher.name != "local":
+        return
+    problem = gpu_preflight(specs, launcher.gpus, tf_gpu_count(env))
+    if problem:
+        raise TfscaleError(f"refused before the sweep: {problem}")
 
 
 def _launcher(

@@ -106,6 +106,11 @@ class Placement:
 LOOPBACK = Placement()
 
 
+def local_only(cluster: str) -> str:
+    """Why a config with simulated hosts does not run on `cluster` (a skipped record, or a config not emitted)."""
+    return f"simulated hosts (network_link) run with the local launcher only; {cluster} has its own network"
+
+
 # What `tfscale launch` writes: specs/<config_id>.json beside the script, results/<config_id>.<task>.result.json
 def spec_file(spec: RunSpec) -> str:
     return f"specs/{spec.config_id}.json"
@@ -139,9 +144,18 @@ class Launcher:
     def run(self, job: Job) -> Outcome:
         raise NotImplementedError(f"the {self.name} launcher does not run configs")
 
+    def sampled_gpus(self, spec: RunSpec) -> list[str] | None:
+        """UUIDs of the GPUs this host's tasks of the config compute on, for telemetry (None: every GPU)."""
+        return None
+
     def live_pids(self) -> list[int] | None:
         """Processes of the running job that this host can sample (None: none here, e.g. on other nodes)."""
         return None
+
+    @classmethod
+    def not_emitted(cls, plan: Plan, options: Any) -> dict[str, str]:
+        """config_id -> why `script` writes nothing for that config (tfscale launch prints each)."""
+        return {}
 
     @classmethod
     def script(cls, plan: Plan, out: Path, options: Any) -> dict[str, str]:

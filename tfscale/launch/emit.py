@@ -1,7 +1,7 @@
 """`tfscale launch`: what a real cluster needs to run a suite's configs, written to a folder. Pure: no TF.
 
 Each target is a launcher's `script` (tfscale.launch.TARGETS): slurm, one batch script of `srun` job steps (the
-same `srun` line `tfscale run --launcher slurm` starts); kubernetes, per cluster config a ConfigMap and a TFJob;
+same `srun` line `tfscale run --launcher slurm` starts); kubernetes, per config a ConfigMap and a TFJob;
 hosts, per config the command to run on each host with its TF_CONFIG.
 
 Every task writes its result part to `results/<config_id>.<task>.result.json` under the output folder (the shared
@@ -29,6 +29,8 @@ class LaunchOptions:
     image: str = "tensorflow/tensorflow:2.21.0-gpu"
     hosts: tuple[str, ...] = ()
     python: str = "python"
+    pod_cpus: int = 8  # kubernetes: CPUs each pod requests
+    pod_memory: str = "32Gi"  # kubernetes: memory each pod requests (and is limited to)
 
 
 def write_specs(plan: Plan, out: Path) -> None:

@@ -1,6 +1,11 @@
-"""Kubernetes (Kubeflow's training operator): for now a launcher that writes, per cluster config, a ConfigMap with
-its spec and a TFJob, which `tfscale launch --target kubernetes` emits. Running them from `tfscale run` (apply,
-watch the pods, collect the parts from the results volume) is what `run` would add."""
+"""Kubernetes (Kubeflow's training operator): for now a launcher that writes, per config, a ConfigMap with its spec
+and a TFJob, which `tfscale launch --target kubernetes` emits (a single-process config is a TFJob of one Worker).
+Running them from `tfscale run` (apply, watch the pods, collect the parts from the results volume) is what `run`
+would add.
+
+Each pod asks for CPU and memory; GPU configs give `nvidia.com/gpu` only to the replica types that compute
+(contract.gpus_of: not parameter servers nor the ParameterServer chief) and mount a memory-backed /dev/shm (NCCL's
+shared-memory transport fails in a container's default 64 MiB, NVIDIA/nccl#525)."""
 
 from __future__ import annotations
 
@@ -9,9 +14,11 @@ import json
 from pathlib import Path
 
 from tfscale import contract
-from tfscale.launch.base import Launcher, result_template
+from tfscale.launch.base import Launcher, local_only, result_template
+from tfscale.spec import RunSpec
 
 TFJOB_REPLICA_TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS"}
+SHM_MOUNT = "/dev/shm"
 SPEC_MOUNT = "/tfscale/spec"
 RESULTS_MOUNT = "/tfscale/results"
 RESULTS_CLAIM = "tfscale-results"
@@ -21,12 +28,18 @@ class KubernetesLauncher(Launcher):
     name = "kubernetes"
 
     @classmethod
+    def not_emitted(cls, plan, options) -> dict[str, str]:
+        """config_id -> why no TFJob is written for it."""
+        return {s.config_id: local_only("a Kubernetes cluster") for s in plan.specs if s.network_link is not None}
+
+    @classmethod
     def script(cls, plan, out: Path, options) -> dict[str, str]:
-        """File name -> YAML text: a ConfigMap with the spec and a TFJob, for each cluster config."""
+        """File name -> YAML text: a ConfigMap with the spec and a TFJob, for each config (not_emitted: none)."""
         import yaml  # late: only this target writes YAML
 
+        skipped = cls.not_emitted(plan, options)
         files = {}
-        for spec in (s for s in plan.specs if s.cluster):
+        for spec in (s for s in plan.specs if s.config_id not in skipped):
             name = f"tfscale-{spec.config_id}"
             portable = dataclasses.replace(spec, suite_dir=".")
             config_map = {
@@ -35,35 +48,15 @@ class KubernetesLauncher(Launcher):
                 "metadata": {"name": f"{name}-spec"},
                 "data": {"spec.json": json.dumps(portable.to_dict())},
             }
-            # The TFJob operator sets TF_CONFIG; the worker names its result part after its task.
-            command = contract.worker_argv(
-                f"/tfscale/{result_template(spec)}", contract.TRAIN, f"{SPEC_MOUNT}/spec.json", options.python
-            )
             replicas = {}
-            for job, count in contract.job_counts(contract.tasks_of(spec)).items():
-                container = {
-                    "name": "tensorflow",
-                    "image": options.image,
-                    "command": command,
-                    "volumeMounts": [
-                        {"name": "spec", "mountPath": SPEC_MOUNT},
-                        {"name": "results", "mountPath": RESULTS_MOUNT},
-                    ],
-                }
-                if spec.device == "gpu" and job != "ps":
-                    container["resources"] = {"limits": {"nvidia.com/gpu": spec.devices_per_node}}
+            tasks = contract.tasks_of(spec)
+            for job, count in contract.job_counts(tasks).items():
+                first = next(t for t in tasks if t.job == job)
+                gpus = contract.gpus_of(spec.strategy, first, spec.devices_per_node) if spec.device == "gpu" else 0
                 replicas[TFJOB_REPLICA_TYPES[job]] = {
                     "replicas": count,
                     "restartPolicy": "Never",
-                    "template": {
-                        "spec": {
-                            "containers": [container],
-                            "volumes": [
-                                {"name": "spec", "configMap": {"name": f"{name}-spec"}},
-                                {"name": "results", "persistentVolumeClaim": {"claimName": RESULTS_CLAIM}},
-                            ],
-                        }
-                    },
+                    "template": {"spec": _pod(spec, name, gpus, options)},
                 }
             tfjob = {
                 "apiVersion": "kubeflow.org/v1",
@@ -76,3 +69,33 @@ class KubernetesLauncher(Launcher):
             }
             files[f"{name}.yaml"] = yaml.safe_dump_all([config_map, tfjob], sort_keys=False)
         return files
+
+
+def _pod(spec: RunSpec, name: str, gpus: int, options) -> dict:
+    """The pod of one replica type: the worker command (the TFJob operator sets TF_CONFIG; the worker names its
+    result part after its task), the spec and results volumes, its resources, and /dev/shm for GPU pods."""
+    command = contract.worker_argv(
+        f"/tfscale/{result_template(spec)}", contract.TRAIN, f"{SPEC_MOUNT}/spec.json", options.python
+    )
+    resources = {
+        "requests": {"cpu": str(options.pod_cpus), "memory": options.pod_memory},
+        "limits": {"memory": options.pod_memory},
+    }
+    if gpus:
+        resources["limits"]["nvidia.com/gpu"] = gpus
+    mounts = [{"name": "spec", "mountPath": SPEC_MOUNT}, {"name": "results", "mountPath": RESULTS_MOUNT}]
+    volumes = [
+        {"name": "spec", "configMap": {"name": f"{name}-spec"}},
+        {"name": "results", "persistentVolumeClaim": {"claimName": RESULTS_CLAIM}},
+    ]
+    if spec.device == "gpu":
+        mounts.append({"name": "shm", "mountPath": SHM_MOUNT})
+        volumes.append({"name": "shm", "emptyDir": {"medium": "Memory"}})
+    container = {
+        "name": "tensorflow",
+        "image": options.image,
+        "command": command,
+        "resources": resources,
+        "volumeMounts": mounts,
+    }
+    return {"containers": [container], "volumes": volumes}

@@ -201,9 +201,12 @@ def run_tasks(
     cluster: bool,
     placement: Placement = LOOPBACK,
     max_attempts: int = MAX_ATTEMPTS,
+    task_env: dict[str, dict[str, str]] | None = None,
 ) -> Attempts:
     """Run one job's tasks to completion (or failure, or timeout) and leave no process behind. Cluster tasks get
-    TF_CONFIG on freshly picked ports (pick_ports, looked up at call time so tests can replace it)."""
+    TF_CONFIG on freshly picked ports (pick_ports, looked up at call time so tests can replace it); each task also
+    gets `task_env[its name]` (its CUDA_VISIBLE_DEVICES)."""
+    task_env = task_env or {}
     tasks = [run.task for run in runs]
     start = time.monotonic()
     deadline = start + watch.timeout_s
@@ -217,7 +220,10 @@ def run_tasks(
                     log.write(f"--- tfscale: attempt {attempt}, {run.task.name}, cluster {json.dumps(addresses)}\n")
 
         def env_for(run: TaskRun, addresses=addresses) -> dict[str, str]:
-            return {} if addresses is None else {contract.TF_CONFIG_ENV: contract.tf_config(addresses, run.task)}
+            own = task_env.get(run.task.name, {})
+            if addresses is None:
+                return own
+            return own | {contract.TF_CONFIG_ENV: contract.tf_config(addresses, run.task)}
 
         stopped, failed = _attempt(runs, argv_for, env_for, deadline, watch, placement)
         clashed = [
@@ -237,6 +243,37 @@ class LocalLauncher(Launcher):
 
     name = "local"
 
+    def __init__(self, gpus: list[str] | None = None) -> None:
+        self._gpus = gpus  # the host's GPUs tasks may get (envinfo.host_gpus), looked up on first need
+
+    @property
+    def gpus(self) -> list[str]:
+        if self._gpus is None:
+            from tfscale.envinfo import host_gpus  # late: NVML is only asked on GPU suites
+
+            self._gpus = host_gpus()
+        return self._gpus
+
+    def place(self, spec: RunSpec) -> dict[str, tuple[str, ...]]:
+        """Each task's own GPUs on this host (every simulated node shares it); PlacementError when they do not
+        fit. CPU configs: none."""
+        if spec.device != "gpu":
+            return {}
+        tasks = contract.tasks_of(spec)
+        need = [contract.gpus_of(spec.strategy, task, spec.devices_per_node) for task in tasks]
+        return contract.place_gpus(tasks, [0] * len(tasks), [self.gpus], need)
+
+    def sampled_gpus(self, spec: RunSpec) -> list[str] | None:
+        if spec.device != "gpu":
+            return None
+        from tfscale.envinfo import gpu_uuids, nvml_uuids
+
+        try:
+            placed = [gpu for gpus in self.place(spec).values() for gpu in gpus]
+        except contract.PlacementError:
+            return []
+        return gpu_uuids(placed, nvml_uuids())
+
     def unavailable(self, spec: RunSpec) -> str | None:
         return network_unavailable() if spec.network_link is not None else None
 
@@ -252,9 +289,25 @@ class LocalLauncher(Launcher):
         ]
         trainers = [run for run in runs if run.task.trainer]
         try:
+            gpus = self.place(spec)
+        except contract.PlacementError as error:
+            return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))
+        task_env = {
+            name: {
+                contract.VISIBLE_GPUS_ENV: contract.visible_gpus_value(own),
+                contract.GPU_ORDER_ENV: contract.GPU_ORDER,
+            }
+            for name, own in gpus.items()
+        }
+        try:
             with cluster_hosts(spec, job.run_id) as hosts:
                 done = run_tasks(
-                    runs, lambda run: job.argv(run.result_path), Watch.of(spec), spec.cluster, hosts.placement
+                    runs,
+                    lambda run: job.argv(run.result_path),
+                    Watch.of(spec),
+                    spec.cluster,
+                    hosts.placement,
+                    task_env=task_env,
                 )
         except NetworkError as error:
             return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))

@@ -1,7 +1,7 @@
 """Slurm launcher: the sweep runs inside one Slurm allocation (the current one when tfscale itself runs in a job,
 else one requested with `salloc --no-shell` and cancelled at the end), each config as one `srun` job step whose
-ranks find their cluster with TF's SlurmClusterResolver and write their result parts to the run folder, which
-must be on a filesystem the nodes share. Never imports TensorFlow.
+ranks find their cluster from Slurm's variables (contract.slurm_cluster, in Slurm's own task order) and write
+their result parts to the run folder, which must be on a filesystem the nodes share. Never imports TensorFlow.
 
 A step that fails, runs past its limit or is cancelled (`scancel`) ends with srun's exit status and Slurm's own
 message (e.g. "*** STEP 12.3 ON n1 CANCELLED AT ... DUE TO TIME LIMIT ***"), which becomes the record's reason.
@@ -27,7 +27,16 @@ from pathlib import Path
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale.errors import TfscaleError
-from tfscale.launch.base import STOPPED_TIMEOUT, Job, Launcher, Outcome, config_comment, result_template, spec_file
+from tfscale.launch.base import (
+    STOPPED_TIMEOUT,
+    Job,
+    Launcher,
+    Outcome,
+    config_comment,
+    local_only,
+    result_template,
+    spec_file,
+)
 from tfscale.launch.local import pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
 from tfscale.spec import RunSpec
@@ -54,8 +63,8 @@ class SlurmOptions:
     time_limit: str | None = None  # salloc --time syntax, e.g. "2:00:00"
     extra: tuple[str, ...] = ()  # further salloc arguments, e.g. ("--gres=gpu:4",)
 
-    def salloc_args(self, nodes: int, name: str) -> list[str]:
-        args = ["salloc", "--no-shell", f"--nodes={nodes}", f"--job-name={name}"]
+    def salloc_args(self, nodes: int, name: str, gpu_args: list[str] | None = None) -> list[str]:
+        args = ["salloc", "--no-shell", f"--nodes={nodes}", f"--job-name={name}", *(gpu_args or [])]
         args += [f"--partition={self.partition}"] if self.partition else []
         args += [f"--account={self.account}"] if self.account else []
         args += [f"--time={self.time_limit}"] if self.time_limit else []
@@ -86,22 +95,68 @@ def step_geometry(spec: RunSpec, allocation_nodes: int) -> tuple[int, int]:
     return max(1, min(spec.nodes, allocation_nodes, tasks)), tasks
 
 
+def tasks_per_node_at_most(spec: RunSpec, allocation_nodes: int) -> int:
+    """The most tasks of the step on one node (GPU steps ask srun for exactly this many per node)."""
+    nodes, tasks = step_geometry(spec, allocation_nodes)
+    return math.ceil(tasks / nodes)
+
+
+def step_gpus_per_node(spec: RunSpec, allocation_nodes: int) -> int:
+    """GPUs a GPU config's step asks for on each node. With block distribution and at most k tasks per node, a
+    node holds k consecutive ranks: exactly ranks jk..jk+k-1 when the tasks fill every node, else some k or
+    fewer consecutive ones, so the neediest k consecutive tasks bound it. Parameter servers and the
+    ParameterServer chief need none (contract.gpus_of). 0 on CPU suites."""
+    if spec.device != "gpu":
+        return 0
+    need = [contract.gpus_of(spec.strategy, task, spec.devices_per_node) for task in contract.tasks_of(spec)]
+    nodes, tasks = step_geometry(spec, allocation_nodes)
+    k = tasks_per_node_at_most(spec, allocation_nodes)
+    starts = range(0, tasks, k) if nodes * k == tasks else range(max(1, tasks - k + 1))
+    return max(sum(need[i : i + k]) for i in starts)
+
+
 def step_name(spec: RunSpec) -> str:
     return f"tfscale-{spec.config_id}"
 
 
-def srun_argv(spec: RunSpec, allocation_nodes: int, worker: list[str], job_id: str | None = None) -> list[str]:
+# In the batch script the CPUs of a node are known only inside the job: the shell divides them among the tasks.
+CPUS_ON_NODE_SHELL = "$(( SLURM_CPUS_ON_NODE / {k} ))"
+
+
+def srun_argv(
+    spec: RunSpec,
+    allocation_nodes: int,
+    worker: list[str],
+    job_id: str | None = None,
+    cpus_per_node: int | str | None = None,
+) -> list[str]:
     """The `srun` line of one config's job step, for `tfscale run --launcher slurm` (with the job id of its
-    allocation) and for the batch script `tfscale launch --target slurm` writes (inside the job: no id)."""
+    allocation) and for the batch script `tfscale launch --target slurm` writes (inside the job: no id).
+
+    CPU suites overcommit (several ranks may share a core on a small test host). GPU suites place tasks by block
+    with at most k per node, ask for each node's GPUs (step_gpus_per_node; the ranks split them with
+    contract.place_gpus) and give each task its share of the node's CPUs (`cpus_per_node` // k; the default
+    binding of one CPU per task would leave an 8-GPU process on one core)."""
     nodes, tasks = step_geometry(spec, allocation_nodes)
     minutes = max(1, math.ceil(spec.timeout_s / 60))  # Slurm's own limit on the step, beside tfscale's watchdog
     jobid = [f"--jobid={job_id}"] if job_id else []
+    if spec.device == "gpu":
+        k = tasks_per_node_at_most(spec, allocation_nodes)
+        placing = [f"--ntasks-per-node={k}", "--distribution=block"]
+        gpus = step_gpus_per_node(spec, allocation_nodes)
+        placing += [f"--gpus-per-node={gpus}"] if gpus else []
+        if isinstance(cpus_per_node, int):
+            placing.append(f"--cpus-per-task={max(1, cpus_per_node // k)}")
+        elif isinstance(cpus_per_node, str):
+            placing.append(f"--cpus-per-task={cpus_per_node.format(k=k)}")
+    else:
+        placing = ["--overcommit"]
     return [
         "srun",
         *jobid,
         f"--nodes={nodes}",
         f"--ntasks={tasks}",
-        "--overcommit",
+        *placing,
         f"--job-name={step_name(spec)}",
         "--kill-on-bad-exit=1",
         f"--time={minutes}",
@@ -110,9 +165,21 @@ def srun_argv(spec: RunSpec, allocation_nodes: int, worker: list[str], job_id: s
     ]
 
 
+def script_line(argv: list[str]) -> str:
+    """A command line for the batch script: every argument quoted but the shell arithmetic of CPUS_ON_NODE_SHELL."""
+    return " ".join(a if a.startswith("--cpus-per-task=$") else shlex.quote(a) for a in argv)
+
+
+def allocation_gpu_args(specs: tuple[RunSpec, ...], allocation_nodes: int) -> list[str]:
+    """What the allocation asks for on GPU suites: the most GPUs per node any step asks for, and whole nodes
+    (--exclusive: every CPU of the node, for the steps to share out)."""
+    gpus = max((step_gpus_per_node(s, allocation_nodes) for s in specs), default=0)
+    return [f"--gpus-per-node={gpus}", "--exclusive"] if gpus else []
+
+
 def step_env(port_base: int) -> dict[str, str]:
-    """What every rank of a step needs besides Slurm's own variables: build the cluster with SlurmClusterResolver
-    (single-process configs ignore it) on ports from `port_base`."""
+    """What every rank of a step needs besides Slurm's own variables: build its cluster from them
+    (worker.cluster.slurm_environment) on ports from `port_base`, and take its share of the step's GPUs."""
     return {contract.RESOLVER_ENV: contract.RESOLVER_SLURM, contract.PORT_BASE_ENV: str(port_base)}
 
 
@@ -131,6 +198,13 @@ def _scancel(job_id: str, step_id: str | None = "") -> None:
     subprocess.run(["scancel", target], capture_output=True, timeout=30, check=False)
 
 
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None
+
+
 def _squeue(*args: str) -> str:
     try:
         done = subprocess.run(["squeue", "-h", *args], capture_output=True, text=True, timeout=30, check=False)
@@ -147,18 +221,21 @@ class Allocation:
     nodes: int
     name: str
     echo: Callable[[str], None] = print
+    gpu_args: list[str] = field(default_factory=list)  # allocation_gpu_args: GPU suites only
     job_id: str = ""
     owned: bool = False
     node_count: int = 0
+    cpus_per_node: int | None = None  # CPUs of each node in the allocation (None: not known)
     _stderr: list[str] = field(default_factory=list)
 
     def __enter__(self) -> Allocation:
         if os.environ.get("SLURM_JOB_ID"):
             self.job_id = os.environ["SLURM_JOB_ID"]
             self.node_count = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+            self.cpus_per_node = _int(os.environ.get("SLURM_CPUS_ON_NODE"))
             self.echo(f"slurm: running inside job {self.job_id} ({self.node_count} node(s))")
             return self
-        argv = self.options.salloc_args(self.nodes, self.name)
+        argv = self.options.salloc_args(self.nodes, self.name, self.gpu_args)
         process = subprocess.Popen(
             argv,
             stdout=subprocess.DEVNULL,
@@ -181,6 +258,8 @@ class Allocation:
             raise TfscaleError(f"slurm: {' '.join(argv)} failed: {''.join(self._stderr).strip()[-300:]}")
         self.owned = True
         self.node_count = self.nodes
+        cpus, _, nodes = _squeue("-j", self.job_id, "-o", "%C %D").partition(" ")
+        self.cpus_per_node = _int(cpus) // _int(nodes) if _int(cpus) and _int(nodes) else None
         self.echo(f"slurm: allocation {self.job_id} granted ({self.nodes} node(s))")
         return self
 
@@ -275,7 +354,7 @@ class SlurmLauncher(Launcher):
     ):
         self.needed = bool(specs)
         nodes = allocation_nodes(specs, partition_nodes(options)) if specs else 1
-        self.allocation = Allocation(options, nodes, job_name, echo)
+        self.allocation = Allocation(options, nodes, job_name, echo, allocation_gpu_args(specs, nodes))
 
     def __enter__(self) -> SlurmLauncher:
         if self.needed:
@@ -287,18 +366,21 @@ class SlurmLauncher(Launcher):
             self.allocation.__exit__(*exc)
 
     def unavailable(self, spec: RunSpec) -> str | None:
-        if spec.network_link is not None:
-            return (
-                "simulated hosts (network_link) run with the local launcher only; a Slurm cluster has its own network"
-            )
-        return None
+        return local_only("a Slurm cluster") if spec.network_link is not None else None
+
+    @classmethod
+    def not_emitted(cls, plan, options) -> dict[str, str]:
+        return {s.config_id: local_only("a Slurm cluster") for s in plan.specs if s.network_link is not None}
 
     def run(self, job: Job) -> Outcome:
         # the ranks may start in another folder, on other nodes: every path absolute
         job = dataclasses.replace(job, work=job.work.resolve(), spec_path=job.spec_path.resolve())
         log_path = job.logs / f"{job.prefix}.log"
         env = step_env(pick_ports(1)[0]) | {contract.PROGRESS_ENV: str(job.progress_path())}
-        argv = srun_argv(job.spec, self.allocation.node_count, job.argv(job.result_path()), self.allocation.job_id)
+        allocation = self.allocation
+        argv = srun_argv(
+            job.spec, allocation.node_count, job.argv(job.result_path()), allocation.job_id, allocation.cpus_per_node
+        )
         step = run_step(job.spec, self.allocation.job_id, argv, log_path, env)
         tasks = job.tasks
         parts = {task.name: read_json(job.result_path(task)) for task in tasks}
@@ -328,7 +410,7 @@ class SlurmLauncher(Launcher):
         """An sbatch script: the allocation fits the largest config; one srun job step per config, in order."""
         most_nodes = max(s.nodes for s in plan.specs)
         most_tasks = max(len(contract.tasks_of(s)) for s in plan.specs)
-        gpus = max(s.devices_per_node for s in plan.specs) if plan.suite.device == "gpu" else 0
+        gpu_args = allocation_gpu_args(plan.specs, most_nodes)
         lines = [
             "#!/bin/bash",
             f"#SBATCH --job-name=tfscale-{plan.suite.name}",
@@ -339,7 +421,7 @@ class SlurmLauncher(Launcher):
         ]
         lines += [f"#SBATCH --partition={options.partition}"] * bool(options.partition)
         lines += [f"#SBATCH --account={options.account}"] * bool(options.account)
-        lines += [f"#SBATCH --gpus-per-node={gpus}"] * bool(gpus)
+        lines += [f"#SBATCH {arg}" for arg in gpu_args]
         lines += [
             "# Generated by tfscale launch. Submit it from this folder: sbatch slurm.sbatch",
             "set -u",
@@ -348,14 +430,15 @@ class SlurmLauncher(Launcher):
             *(f"export {name}={value}" for name, value in step_env(options.port_base).items()),
             "",
         ]
-        for spec in plan.specs:
+        skipped = cls.not_emitted(plan, options)
+        for spec in (s for s in plan.specs if s.config_id not in skipped):
             tasks = contract.tasks_of(spec)
-            # SlurmClusterResolver gives each rank its task; the worker fills contract.TASK_FIELD in with it.
+            # Each rank finds its task from Slurm's variables; the worker fills contract.TASK_FIELD in with it.
             worker = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
             lines += [
                 f"{config_comment(spec)}, {spec.nodes} node(s) x {spec.devices_per_node} "
                 f"device(s), tasks {json.dumps(contract.job_counts(tasks))}",
-                shlex.join(srun_argv(spec, most_nodes, worker)),
+                script_line(srun_argv(spec, most_nodes, worker, cpus_per_node=CPUS_ON_NODE_SHELL)),
                 "",
             ]
         return {"slurm.sbatch": "\n".join(lines)}

@@ -7,17 +7,30 @@ import os
 import time
 
 from tfscale import contract
-from tfscale.contract import PORT_BASE_ENV, PROGRESS_ENV, RESOLVER_ENV
+from tfscale.contract import PORT_BASE_ENV, PROGRESS_ENV
 from tfscale.spec import RunSpec
 
 STOP_POLL_S = 1.0
 SERVER_INTER_OP_THREADS = 4  # fewer and a ParameterServer cluster hangs on a 2-core host (seen with TF 2.21)
 
 
+_TASK_NAME = [contract.SINGLE.name]  # this process's task, once set_task knows it
+
+
 def set_task(task_name: str) -> None:
     """This process's task, once known: a progress-file template from the launcher gets its name filled in."""
+    _TASK_NAME[0] = task_name
     if os.environ.get(PROGRESS_ENV):
         os.environ[PROGRESS_ENV] = contract.fill_task(os.environ[PROGRESS_ENV], task_name)
+
+
+def task_devices(spec: RunSpec) -> int:
+    """Devices this process computes on: on CPU the config's logical devices (every task makes them); on GPU its
+    task's share (contract.gpus_of: none for parameter servers and the ParameterServer chief)."""
+    if spec.device != "gpu":
+        return spec.devices_per_node
+    task = next((t for t in contract.tasks_of(spec) if t.name == _TASK_NAME[0]), contract.SINGLE)
+    return contract.gpus_of(spec.strategy, task, spec.devices_per_node)
 
 
 def report_progress(phase: str) -> None:
@@ -34,33 +47,31 @@ def report_progress(phase: str) -> None:
         pass
 
 
-def slurm_resolver(spec: RunSpec):
-    """TF's SlurmClusterResolver for this config's jobs, from the variables srun sets.
-
-    Its GPU arguments need care: it pairs tasks with range(0, gpus_per_node, gpus_per_task), so on CPU-only nodes
-    gpus_per_node=0 yields no tasks and gpus_per_task=0 crashes (range() arg 3 must not be zero). CPU jobs pass
-    one pseudo-GPU per task and never set CUDA_VISIBLE_DEVICES; GPU jobs give each task devices_per_node GPUs.
-    """
-    import tensorflow as tf
-    from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
-
-    tasks_per_node = max(expand_tasks_per_node(os.environ["SLURM_STEP_TASKS_PER_NODE"]))
-    per_task = spec.devices_per_node if spec.device == "gpu" else 1
-    return tf.distribute.cluster_resolver.SlurmClusterResolver(
-        jobs=contract.job_counts(contract.tasks_of(spec)),
-        port_base=int(os.environ.get(PORT_BASE_ENV, contract.DEFAULT_PORT_BASE)),
-        gpus_per_node=tasks_per_node * per_task,
-        gpus_per_task=per_task,
-        auto_set_gpu=spec.device == "gpu",
+def slurm_environment(spec: RunSpec, environ: dict[str, str], node_gpus: list[str] | None) -> dict[str, str]:
+    """What a rank started by srun sets before TensorFlow starts: TF_CONFIG of its cluster in Slurm's own task order
+    (contract.slurm_cluster; TF's SlurmClusterResolver disagrees with Slurm on nodes like gpu9,gpu10) and, for GPU
+    suites, CUDA_VISIBLE_DEVICES with its own share of the GPUs Slurm bound to the step on its node (`node_gpus`,
+    from Slurm's CUDA_VISIBLE_DEVICES, or every GPU of the node where Slurm binds none). Pure."""
+    tasks = contract.tasks_of(spec)
+    port_base = int(environ.get(PORT_BASE_ENV, contract.DEFAULT_PORT_BASE))
+    cluster, ranks = contract.slurm_cluster(
+        environ["SLURM_STEP_NODELIST"], environ["SLURM_STEP_TASKS_PER_NODE"], tasks, port_base
     )
+    me = ranks[int(environ["SLURM_PROCID"])]
+    env = {contract.TF_CONFIG_ENV: contract.tf_config(cluster, me.task)} if spec.cluster else {}
+    if spec.device == "gpu":
+        mine = [r for r in ranks if r.node == me.node]
+        need = [contract.gpus_of(spec.strategy, r.task, spec.devices_per_node) for r in mine]
+        placed = contract.place_gpus([r.task for r in mine], [0] * len(mine), [node_gpus or []], need)
+        env[contract.VISIBLE_GPUS_ENV] = contract.visible_gpus_value(placed[me.task.name])
+    return env
 
 
 def cluster_resolver(spec: RunSpec):
-    """The resolver TF's strategies read the cluster from: Slurm's when launched by srun, else TF_CONFIG's."""
+    """TF's resolver of the cluster in TF_CONFIG (set by the local launcher, by TFJob, or under Slurm by
+    slurm_environment before TF started)."""
     import tensorflow as tf
 
-    if os.environ.get(RESOLVER_ENV) == contract.RESOLVER_SLURM:
-        return slurm_resolver(spec)
     return tf.distribute.cluster_resolver.TFConfigClusterResolver()
 
 
@@ -69,7 +80,7 @@ def cluster_task(spec: RunSpec) -> tuple[str, int] | None:
     if not spec.cluster:
         return None
     resolver = cluster_resolver(spec)
-    resolver.cluster_spec()  # resolves task_type / task_id (and, for Slurm GPU jobs, CUDA_VISIBLE_DEVICES)
+    resolver.cluster_spec()
     return resolver.task_type, int(resolver.task_id)
 
 
@@ -85,7 +96,7 @@ def serve(spec: RunSpec, stop_file: str) -> None:
 
     from tfscale.worker.devices import setup_devices
 
-    setup_devices(spec.device, spec.devices_per_node)
+    setup_devices(spec.device, task_devices(spec))
     resolver = cluster_resolver(spec)
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=SERVER_INTER_OP_THREADS)
     tf.distribute.Server(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import tensorflow as tf
+
+from tfscale import contract
 
 
 class DeviceError(RuntimeError):
@@ -14,7 +18,9 @@ def configure_devices(device: str, count: int) -> None:
     must be created before it is: "Collective ops must be configured at program startup").
 
     cpu: the host CPU split into `count` logical devices (they share the same cores and thread pools).
-    gpu: the first `count` GPUs, with memory growth on so that TF's allocator peak means real use.
+    gpu: the first `count` GPUs this process sees, with memory growth on so that TF's allocator peak means real
+    use. The launcher already limited what it sees to its own GPUs (CUDA_VISIBLE_DEVICES from
+    contract.place_gpus); `count` 0 (parameter servers, the ParameterServer chief) hides every GPU.
     """
     if device == "cpu":
         cpu = tf.config.list_physical_devices("CPU")[0]
@@ -23,7 +29,11 @@ def configure_devices(device: str, count: int) -> None:
         return
     gpus = tf.config.list_physical_devices("GPU")
     if len(gpus) < count:
-        raise DeviceError(f"devices_per_node={count} GPUs asked for, this host has {len(gpus)}")
+        visible = os.environ.get(contract.VISIBLE_GPUS_ENV)
+        raise DeviceError(
+            f"devices_per_node={count} GPUs asked for, this process sees {len(gpus)} "
+            f"({contract.VISIBLE_GPUS_ENV}={visible if visible is not None else 'unset'})"
+        )
     tf.config.set_visible_devices(gpus[:count], "GPU")
     for gpu in gpus[:count]:
         tf.config.experimental.set_memory_growth(gpu, True)

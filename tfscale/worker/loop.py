@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
+from tfscale.contract import PHASE_TIMED, PHASE_TIMING, WINDOW_PHASE_PREFIX
 from tfscale.precision import (
     STOP_FIXED,
     STOP_TARGET,
@@ -240,15 +241,16 @@ def run_timed_loop(
     progress("warm-up done", force=True)
     if start_timing is not None:
         start_timing()
+    progress(PHASE_TIMING, force=True)  # the telemetry's timed samples start here (not after window 1)
     fixed = not is_auto(plan.steps)
     windows = max(1, int(plan.steps) // window) if fixed else None
     stop = {"why": STOP_FIXED if fixed else ""}
 
     def more(samples: list[float]) -> bool:
         if fixed:
-            progress(f"window {len(samples)}/{windows}")
+            progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}/{windows}")
             return True
-        progress(f"window {len(samples)}")
+        progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}")
         if not check_due(len(samples)):
             return True
         why = stop_reason(samples, sum(samples) * window, plan.target_ci, plan.max_measure_s)
@@ -259,6 +261,7 @@ def run_timed_loop(
         return False
 
     timed = time_calls(train_step, sync, samples=windows, per_sample=window, more=more)
+    progress(PHASE_TIMED, force=True)  # what runs after (breakdown, profile) is not timed-window telemetry
     samples = timed.samples_s
     timing = (
         f"time.perf_counter over {len(samples)} windows of {window} step(s), each ended by a host sync "

@@ -20,14 +20,24 @@ from typing import Any
 from tfscale import contract
 from tfscale.spec import RunSpec
 from tfscale.store import write_json_atomic
-from tfscale.worker.cluster import cluster_task, is_server, serve, set_task
+from tfscale.worker.cluster import cluster_task, is_server, serve, set_task, slurm_environment
 
 
-def _prepare_environment(device: str) -> None:
-    """Environment TensorFlow reads at import time."""
+def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
+    """Environment TensorFlow reads at import time: which GPUs it sees, in which order; and, for a rank started
+    by srun, its cluster (TF_CONFIG) and its share of the step's GPUs (cluster.slurm_environment)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # keep INFO chatter out of the config's log
     if device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU suite never initialises (or measures) a GPU
+        os.environ[contract.VISIBLE_GPUS_ENV] = contract.NO_GPUS  # a CPU suite never initialises (or measures) a GPU
+        return
+    os.environ[contract.GPU_ORDER_ENV] = contract.GPU_ORDER  # GPU indices as NVML and the launchers number them
+    if spec is not None and os.environ.get(contract.RESOLVER_ENV) == contract.RESOLVER_SLURM:
+        from tfscale.envinfo import host_gpus
+
+        os.environ.update(slurm_environment(spec, dict(os.environ), host_gpus()))
+    if spec is not None and spec.parallelism in ("tensor", "hybrid"):
+        # DTensor picks its GPU all-reduce when it starts: without this its collectives run without NCCL.
+        os.environ.setdefault("DTENSOR_GPU_USE_NCCL_COMMUNICATION", "1")
 
 
 def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
@@ -113,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--spec and --result are required")
     with open(args.spec, encoding="utf-8") as f:
         spec = RunSpec.from_dict(json.load(f))
-    _prepare_environment(spec.device)
+    _prepare_environment(spec.device, spec)
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
     task_name = contract.SINGLE.name
     result_path = contract.fill_task(args.result, task_name)

@@ -1,13 +1,27 @@
-"""Peak memory: TF's allocator peak per GPU, or the process peak RSS on CPU (where TF keeps no per-device stats)."""
+"""Peak memory: TF's allocator peak per GPU, or the process peak RSS on CPU (where TF keeps no per-device stats).
+
+On GPUs the allocator peak is reset once warm-up is done (`reset_peaks`) and read right after the timed loop
+(`peak_memory`): so it covers the timed steps only, not the first step's autotuning scratch (cuDNN, XLA) nor the
+communication-breakdown and profiling steps that run after the loop on multi-replica configs.
+"""
 
 from __future__ import annotations
 
 import resource
+from dataclasses import dataclass
 
 import tensorflow as tf
 
 TF_ALLOCATOR_PEAK = "tf_allocator_peak_per_device"
 PROCESS_PEAK_RSS = "process_peak_rss"
+PROCESS_DEVICE = "process"  # peak_memory_device on CPU, and for a task that computes on no GPU
+
+
+@dataclass(frozen=True)
+class PeakMemory:
+    bytes: int
+    kind: str  # TF_ALLOCATOR_PEAK or PROCESS_PEAK_RSS (memory_kind)
+    device: str  # whose peak: "GPU:1" (this process's GPU with the largest peak) or PROCESS_DEVICE
 
 
 def host_rss_peak_bytes() -> int:
@@ -22,13 +36,29 @@ def host_rss_peak_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def peak_memory(device: str, devices: list[str]) -> tuple[int, str]:
-    """(bytes, kind): the largest allocator peak over the config's GPUs, or the process peak RSS on CPU.
+def local_gpus() -> list[str]:
+    """This process's own GPUs as TF's memory functions name them ("GPU:0", ...). Not list_logical_devices: in a
+    ParameterServer chief that lists the workers' GPUs too."""
+    return [f"GPU:{i}" for i in range(len(tf.config.list_physical_devices("GPU")))]
+
+
+def reset_peaks(device: str) -> None:
+    """Start the allocator peaks afresh (after warm-up) on this process's GPUs; nothing on CPU."""
+    if device == "gpu":
+        for name in local_gpus():
+            tf.config.experimental.reset_memory_stats(name)
+
+
+def peak_memory(device: str) -> PeakMemory:
+    """The largest allocator peak over this process's GPUs, or the process peak RSS on CPU (and in a task that
+    computes on no GPU, e.g. the ParameterServer chief).
 
     On CPU all logical devices share one allocator and TF reports no stats without TF_CPU_ALLOCATOR_USE_BFC, so
     the honest per-device figure is not available: the process peak stands in, and memory_kind says so.
     """
-    if device == "gpu":
-        peaks = [tf.config.experimental.get_memory_info(name.split("device:")[-1])["peak"] for name in devices]
-        return max(peaks), TF_ALLOCATOR_PEAK
-    return host_rss_peak_bytes(), PROCESS_PEAK_RSS
+    gpus = local_gpus() if device == "gpu" else []
+    if not gpus:
+        return PeakMemory(host_rss_peak_bytes(), PROCESS_PEAK_RSS, PROCESS_DEVICE)
+    peaks = {name: tf.config.experimental.get_memory_info(name)["peak"] for name in gpus}
+    top = max(peaks, key=peaks.get)
+    return PeakMemory(int(peaks[top]), TF_ALLOCATOR_PEAK, top)

@@ -15,10 +15,12 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.axes import mode_of
-from tfscale.contract import TEST_SLEEP_ENV
+from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, parse_visible_gpus
+from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.loop import LoopResult, Plan, run_timed_loop
+from tfscale.worker.memory import PeakMemory, peak_memory, reset_peaks
 from tfscale.worker.trainer import Trainer, variable_bytes
 
 
@@ -59,15 +61,22 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     """Run one config (or this rank's part of it) in its mode and return its measurements (record columns)."""
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
     trainer.step = planted_sleep(spec.config_id, trainer.step)
+
+    def start_timing() -> None:
+        if trainer.start_timing is not None:
+            trainer.start_timing()
+        reset_peaks(spec.device)  # the peak of the timed steps, not of warm-up's autotuning
+
     loop = run_timed_loop(
         trainer.step,
         plan=Plan.of(spec),
         sync=trainer.sync,
         how=trainer.how,
         on_window=report_progress,
-        start_timing=trainer.start_timing,
+        start_timing=start_timing,
         agree=trainer.agree,
     )
+    peak = peak_memory(spec.device)  # before the breakdown and profiling steps below add their own
     if spec.profile and spec.extra.get("trace_dir"):
         from tfscale.worker.trace import profile_steps
 
@@ -75,7 +84,13 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
         loop.extra.update(profile_steps(trainer.step, trainer.sync, spec.profile_steps, logdir, trainer.collectives))
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
-    return measurements(spec, loop, trainer)
+    return measurements(spec, loop, trainer, peak)
+
+
+def own_gpu_uuids() -> list[str]:
+    """NVML UUIDs of the GPUs this process was given (its CUDA_VISIBLE_DEVICES; CUDA numbers them in PCI order,
+    as NVML does, because the worker set CUDA_DEVICE_ORDER)."""
+    return gpu_uuids(parse_visible_gpus(os.environ.get(VISIBLE_GPUS_ENV)), nvml_uuids())
 
 
 def planted_sleep(config_id: str, step: Callable[[], Any]) -> Callable[[], Any]:
@@ -93,18 +108,17 @@ def planted_sleep(config_id: str, step: Callable[[], Any]) -> Callable[[], Any]:
     return slowed
 
 
-def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str, Any]:
+def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer, peak: PeakMemory) -> dict[str, Any]:
     """The record columns the worker measured: the common ones, then the mode's (loop.extra) over them."""
     import tensorflow as tf
 
     from tfscale.merge import precision_columns, step_stats_columns
     from tfscale.stats import StepStats
-    from tfscale.worker.memory import host_rss_peak_bytes, peak_memory
+    from tfscale.worker.memory import host_rss_peak_bytes
 
     stats = StepStats.from_samples(loop.samples_s)
     # Synchronous strategies: global batch / median step. ParameterServer reports its completed examples itself.
     throughput = loop.extra.get(m.THROUGHPUT_EXAMPLES_PER_S, spec.global_batch_size / stats.median)
-    peak, memory_kind = peak_memory(spec.device, trainer.devices)
     model = trainer.workload.model
     return (
         step_stats_columns(stats)
@@ -124,8 +138,11 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer) -> dict[str,
             m.FIRST_STEP_S: loop.first_step_s,
             m.THROUGHPUT_EXAMPLES_PER_S: throughput,
             m.THROUGHPUT_PER_REPLICA: throughput / trainer.replicas,
-            m.PEAK_MEMORY_BYTES: peak,
-            m.MEMORY_KIND: memory_kind,
+            m.PEAK_MEMORY_BYTES: peak.bytes,
+            m.MEMORY_KIND: peak.kind,
+            m.PEAK_MEMORY_DEVICE: peak.device,
+            m.RANK_CPU_AFFINITY: [cpu_set_text(os.sched_getaffinity(0))],
+            m.RANK_GPU_UUIDS: [own_gpu_uuids() if spec.device == "gpu" else []],
             m.HOST_RSS_PEAK_BYTES: host_rss_peak_bytes(),
             m.FINAL_LOSS: loop.final_loss,
             m.STEP_TIMES_S: loop.samples_s,

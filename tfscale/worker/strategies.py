@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from tfscale.axes import collective_of
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import cluster_resolver
 
@@ -30,23 +31,25 @@ def _central_storage(spec: RunSpec, devices: list[str]) -> tf.distribute.Strateg
     return tf.distribute.experimental.CentralStorageStrategy(compute_devices=devices)
 
 
-_COLLECTIVES = {
-    "auto": tf.distribute.experimental.CommunicationImplementation.AUTO,
-    "ring": tf.distribute.experimental.CommunicationImplementation.RING,
-    "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
-}
-
-
 def _multi_worker_mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.Strategy:
+    # No timeout_seconds: TF documents it as a debugging aid that starts a thread per collective, inside the timed
+    # steps; a hung collective is caught by the launcher's stall watchdog instead.
     options = tf.distribute.experimental.CommunicationOptions(
         bytes_per_pack=spec.bytes_per_pack or 0,
-        # A peer alive but not entering a collective would block the others forever: fail the step instead.
-        timeout_seconds=spec.timeout_s,
-        implementation=_COLLECTIVES[spec.collective or "auto"],
+        implementation=tf.distribute.experimental.CommunicationImplementation[
+            collective_of(spec.device, spec.collective)
+        ],
     )
     return tf.distribute.MultiWorkerMirroredStrategy(
         cluster_resolver=cluster_resolver(spec), communication_options=options
     )
+
+
+def collective_implementation(strategy: tf.distribute.Strategy) -> str | None:
+    """The all-reduce implementation a MultiWorkerMirroredStrategy was built with ("RING", "NCCL"), read back from
+    the strategy (None for other strategies)."""
+    options = getattr(strategy.extended, "_communication_options", None)
+    return getattr(getattr(options, "implementation", None), "value", None)
 
 
 def _partitioner(spec: RunSpec):

@@ -9,13 +9,14 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.spec import RunSpec
-from tfscale.worker.cluster import report_progress
+from tfscale.worker.cluster import report_progress, task_devices
 from tfscale.worker.trainer import Trainer, variable_bytes
 
 # Seen with TF 2.21 on logical CPUs: the XLA-compiled gradients called from the compute-only step put replica 1's
-# call on CPU:0 ("Trying to access resource ... located in device CPU:1 from device CPU:0").
+# call on CPU:0 ("Trying to access resource ... located in device CPU:1 from device CPU:0"). Logical CPU devices
+# share one physical device, which GPUs do not: on GPUs the breakdown runs (not checked here: no GPU).
 JIT_NOT_MEASURED = (
-    "not measured: with jit (XLA) the compute-only step fails on multiple devices (TF placed "
+    "not measured: with jit (XLA) on logical CPU devices the compute-only step fails (TF placed "
     "replica 1's compiled call on device 0); the communication fields are left empty"
 )
 
@@ -35,7 +36,7 @@ def devices_and_strategy(spec: RunSpec) -> tuple[list[str], Any]:
     from tfscale.worker.devices import configure_devices, device_names
     from tfscale.worker.strategies import build_strategy
 
-    configure_devices(spec.device, spec.devices_per_node)
+    configure_devices(spec.device, task_devices(spec))
     if spec.cluster:  # before anything initialises TF's runtime; cluster strategies wait here for their peers
         strategy = build_strategy(spec, [])
         devices = device_names(spec.device)
@@ -78,6 +79,7 @@ def build(spec: RunSpec) -> Built:
 def trainer(spec: RunSpec, task_name: str) -> Trainer:
     from tfscale.worker.data import synthetic_dataset
     from tfscale.worker.loop import build_train_step, host_sync, loss_scale, make_gradients, make_replica_step
+    from tfscale.worker.strategies import collective_implementation
 
     built = build(spec)
     global_batch = spec.global_batch_size
@@ -88,12 +90,14 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
     replicas = built.strategy.num_replicas_in_sync
 
+    implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
+
     def columns(loop) -> dict[str, Any]:
         if not spec.comm_breakdown or replicas < 2:
-            return {}
-        if spec.jit:
-            return {m.COMM_METHOD: JIT_NOT_MEASURED}
-        return communication(spec, built, gradients, iterator, sync, loop)
+            return implementation
+        if spec.jit and spec.device == "cpu":
+            return implementation | {m.COMM_METHOD: JIT_NOT_MEASURED}
+        return implementation | communication(spec, built, gradients, iterator, sync, loop)
 
     return Trainer(
         build_train_step(built.strategy, replica_step, iterator),

@@ -23,9 +23,19 @@ matrix:
   nodes: [2]
 include: [{strategy: mirrored, devices_per_node: 2}]
 """
-GPU_SUITE = SUITE.replace("defaults:", "device: gpu\ndefaults:").replace(
-    "nodes: [2]", "nodes: [2]\n  devices_per_node: [4]"
-)
+GPU_SUITE = """
+name: lt
+device: gpu
+defaults: {model_size: tiny, timeout_s: 300}
+matrix:
+  strategy: [multi_worker_mirrored]
+  nodes: [2]
+  devices_per_node: [4]
+include:
+  - {strategy: parameter_server, nodes: 2}
+  - {strategy: mirrored, devices_per_node: 2}
+  - {strategy: multi_worker_mirrored, nodes: 2, network_link: 1gbit}
+"""
 
 
 def plan(text=SUITE):
@@ -63,12 +73,17 @@ def test_slurm_script_has_one_job_step_per_config(tmp_path):
 
 def test_slurm_script_asks_for_gpus_on_gpu_suites(tmp_path):
     [script] = emit(plan(GPU_SUITE), "slurm", tmp_path, LaunchOptions())
-    assert "#SBATCH --gpus-per-node=4" in script.read_text().splitlines()
+    lines = script.read_text().splitlines()
+    assert "#SBATCH --gpus-per-node=4" in lines and "#SBATCH --exclusive" in lines
+    steps = [line for line in lines if line.startswith("srun ")]
+    assert len(steps) == 3  # the simulated-hosts config is not emitted
+    assert "--gpus-per-node=4 --cpus-per-task=$(( SLURM_CPUS_ON_NODE / 1 ))" in steps[0]
+    assert "--gpus-per-node=1 --cpus-per-task=$(( SLURM_CPUS_ON_NODE / 2 ))" in steps[1]  # PS: one worker a node
 
 
 def test_tfjob_manifests_are_configmap_plus_tfjob_per_cluster_config(tmp_path):
     files = emit(plan(GPU_SUITE), "kubernetes", tmp_path, LaunchOptions(image="img:1"))
-    assert len(files) == 2  # the mirrored config runs on one node: no TFJob
+    assert len(files) == 3  # every config but the one with simulated hosts
     by_strategy = {}
     for path in files:
         config_map, job = yaml.safe_load_all(path.read_text())
@@ -83,15 +98,37 @@ def test_tfjob_manifests_are_configmap_plus_tfjob_per_cluster_config(tmp_path):
             [container] = pod["containers"]
             assert container["image"] == "img:1"
             assert container["command"][:3] == ["python", "-m", "tfscale.worker"]
-            assert {v["name"] for v in pod["volumes"]} == {"spec", "results"}
+            assert {v["name"] for v in pod["volumes"]} == {"spec", "results", "shm"}
+            assert {"name": "shm", "emptyDir": {"medium": "Memory"}} in pod["volumes"]
+            assert {"name": "shm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+            assert container["resources"]["requests"] == {"cpu": "8", "memory": "32Gi"}
             assert pod["volumes"][0]["configMap"]["name"] == config_map["metadata"]["name"]
         by_strategy[spec["strategy"]] = job["spec"]["tfReplicaSpecs"]
+
+    def limits(replica):
+        return replica["template"]["spec"]["containers"][0]["resources"]["limits"]
+
     mwms = by_strategy["multi_worker_mirrored"]
     assert list(mwms) == ["Worker"] and mwms["Worker"]["replicas"] == 2
-    assert mwms["Worker"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 4}}
+    assert limits(mwms["Worker"]) == {"memory": "32Gi", "nvidia.com/gpu": 4}
     ps = by_strategy["parameter_server"]
     assert {k: v["replicas"] for k, v in ps.items()} == {"Chief": 1, "Worker": 2, "PS": 1}
-    assert "resources" not in ps["PS"]["template"]["spec"]["containers"][0]
+    assert [limits(ps[k]).get("nvidia.com/gpu") for k in ("Chief", "Worker", "PS")] == [None, 1, None]
+    mirrored = by_strategy["mirrored"]
+    assert list(mirrored) == ["Worker"] and mirrored["Worker"]["replicas"] == 1
+    assert limits(mirrored["Worker"])["nvidia.com/gpu"] == 2
+
+
+def test_launch_names_the_configs_it_does_not_emit(runner, tmp_path):
+    suite = tmp_path / "lt.yaml"
+    suite.write_text(GPU_SUITE)
+    [link] = [s for s in plan(GPU_SUITE).specs if s.network_link]
+    for target in ("kubernetes", "slurm"):
+        result = runner.invoke(cli, ["launch", str(suite), "--target", target, "-o", str(tmp_path / target)])
+        assert result.exit_code == 0, result.output
+        assert f"not emitted: config {link.config_id}: simulated hosts (network_link) run with the local launcher" in (
+            result.output
+        )
 
 
 def test_host_commands_carry_each_task_tf_config(tmp_path):

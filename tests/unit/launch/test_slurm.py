@@ -1,6 +1,16 @@
 """Pure parts of the Slurm launcher: allocation request, step geometry and command, Slurm's reasons."""
 
-from tfscale.launch.slurm import SlurmOptions, allocation_nodes, slurm_reason, srun_argv, step_geometry
+from tfscale.launch.slurm import (
+    CPUS_ON_NODE_SHELL,
+    SlurmOptions,
+    allocation_gpu_args,
+    allocation_nodes,
+    script_line,
+    slurm_reason,
+    srun_argv,
+    step_geometry,
+    step_gpus_per_node,
+)
 from tfscale.plan import expand
 from tfscale.suite import parse_suite
 
@@ -66,6 +76,55 @@ def test_srun_argv():
     ]
     # inside the batch script the step is in the job already: the same line without --jobid
     assert srun_argv(SPECS[1], 2, ["w"]) == [a for a in argv if not a.startswith("--jobid")][:-3] + ["w"]
+
+
+GPU_SPECS = expand(
+    parse_suite(
+        """
+name: g
+device: gpu
+defaults: {timeout_s: 61}
+matrix: {strategy: [mirrored], devices_per_node: [8]}
+include:
+  - {strategy: multi_worker_mirrored, nodes: 2, devices_per_node: 4}
+  - {strategy: parameter_server, nodes: 2, devices_per_node: 1, num_ps: 1}
+""",
+        "g.yaml",
+    )
+).specs
+
+
+def test_gpu_steps_ask_for_each_node_s_gpus_and_cpus():
+    mirrored, mwms, ps = GPU_SPECS
+    assert [step_gpus_per_node(s, 2) for s in GPU_SPECS] == [8, 4, 1]  # PS: chief+worker-0 | worker-1+ps-0
+    assert step_gpus_per_node(mwms, 1) == 8  # both ranks on the one node
+    assert step_gpus_per_node(SPECS[1], 4) == 0  # CPU suites ask for none
+    argv = srun_argv(mwms, 2, ["w"], job_id="7", cpus_per_node=64)
+    assert argv[:9] == [
+        "srun",
+        "--jobid=7",
+        "--nodes=2",
+        "--ntasks=2",
+        "--ntasks-per-node=1",
+        "--distribution=block",
+        "--gpus-per-node=4",
+        "--cpus-per-task=64",
+        f"--job-name=tfscale-{mwms.config_id}",
+    ]
+    assert "--overcommit" not in argv
+    ps_argv = srun_argv(ps, 2, ["w"], cpus_per_node=CPUS_ON_NODE_SHELL)
+    assert "--cpus-per-task=$(( SLURM_CPUS_ON_NODE / 2 ))" in ps_argv and "--gpus-per-node=1" in ps_argv
+    assert script_line(ps_argv).count("'") == 0  # the shell arithmetic is not quoted away
+    assert "--cpus-per-task" not in " ".join(srun_argv(mirrored, 2, ["w"]))  # CPUs unknown: Slurm's default
+    assert allocation_gpu_args(GPU_SPECS, 2) == ["--gpus-per-node=8", "--exclusive"]
+    assert allocation_gpu_args(SPECS, 4) == []
+    assert SlurmOptions().salloc_args(2, "x", ["--gpus-per-node=8"]) == [
+        "salloc",
+        "--no-shell",
+        "--nodes=2",
+        "--job-name=x",
+        "--gpus-per-node=8",
+    ]
 
 
 def test_slurm_reason_prefers_the_step_state():
