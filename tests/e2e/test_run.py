@@ -3,12 +3,14 @@
 import html
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
 
 from tfscale import load_results
 from tfscale.cli import cli
+from tfscale.envinfo import cpu_set_text
 from tfscale.metrics import RECORD_COLUMNS
 from tfscale.store import SCHEMA_VERSION
 
@@ -101,7 +103,11 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["throughput_examples_per_s"] == pytest.approx(r["global_batch_size"] / r["step_time_median_s"])
         assert r["first_step_s"] > r["step_time_median_s"]  # tracing is not in the timed steps
         assert r["peak_memory_bytes"] > 0 and r["memory_kind"] == "process_peak_rss"
-        assert r["host_rss_peak_bytes"] == r["peak_memory_bytes"]
+        assert r["peak_memory_device"] == "process"
+        # the peak is read right after the timed loop; the process's own peak at its end (after the breakdown)
+        assert r["host_rss_peak_bytes"] >= r["peak_memory_bytes"]
+        assert r["rank_gpu_uuids"] == [[]] and len(r["rank_cpu_affinity"]) == 1
+        assert r["rank_cpu_affinity"][0] == cpu_set_text(os.sched_getaffinity(0))  # a local worker inherits ours
         assert "host sync" in r["timing"]
         assert math.isfinite(r["final_loss"])
         assert 0.0 <= r["host_cpu_util_mean"] <= 100.0 and r["telemetry_samples"] >= 1

@@ -1,4 +1,5 @@
-"""TF's SlurmClusterResolver under the variables srun sets, and a job step run the way srun would start it."""
+"""A rank's cluster and GPUs from the variables srun sets, read back by TF's own resolver, and a job step run the way
+srun would start it."""
 
 import json
 import os
@@ -45,34 +46,42 @@ def slurm_env(monkeypatch):
 
 
 def resolve(spec):
+    """What a rank does before TF starts (worker.main), then TF's resolver of the TF_CONFIG it set."""
     from tfscale.worker.cluster import cluster_resolver
+    from tfscale.worker.main import _prepare_environment
 
+    _prepare_environment(spec.device, spec)
     resolver = cluster_resolver(spec)
     return resolver.cluster_spec().as_dict(), (resolver.task_type, resolver.task_id)
 
 
-def test_multi_worker_mirrored_on_two_cpu_nodes(slurm_env):
+def test_multi_worker_mirrored_on_two_cpu_nodes(slurm_env, monkeypatch):
     slurm_env(**srun_env(1, 2, "node[01-02]", "1(x2)"))
+    monkeypatch.setenv("TF_CONFIG", "")
     cluster, task = resolve(spec_of("matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n"))
     assert cluster == {"worker": ["node01:8888", "node02:8888"]}
     assert task == ("worker", 1)
-    assert "CUDA_VISIBLE_DEVICES" not in os.environ  # CPU jobs never set it
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "-1"  # a CPU suite hides every GPU
 
 
-def test_parameter_server_tasks_follow_slurm_ranks(slurm_env):
-    slurm_env(**srun_env(3, 4, "node[01-02]", "2(x2)"), TFSCALE_PORT_BASE="9000")
+def test_parameter_server_tasks_follow_slurm_ranks_and_node_order(slurm_env, monkeypatch):
+    # node9 before node10, as Slurm numbers the ranks (TF's SlurmClusterResolver sorted node10 first)
+    slurm_env(**srun_env(3, 4, "node[9-10]", "2(x2)"), TFSCALE_PORT_BASE="9000")
+    monkeypatch.setenv("TF_CONFIG", "")
     cluster, task = resolve(spec_of("matrix: {strategy: [parameter_server], nodes: [2]}\n"))
-    assert cluster == {"chief": ["node01:9000"], "ps": ["node01:9001"], "worker": ["node02:9000", "node02:9001"]}
-    assert task == ("worker", 1)
+    assert cluster == {"chief": ["node9:9000"], "worker": ["node9:9001", "node10:9000"], "ps": ["node10:9001"]}
+    assert task == ("ps", 0)
 
 
-def test_gpu_jobs_give_each_task_its_gpus(slurm_env):
-    slurm_env(**srun_env(1, 4, "gpu[1-2]", "2(x2)"))
+def test_gpu_ranks_take_their_share_of_the_step_s_gpus(slurm_env, monkeypatch):
+    slurm_env(**srun_env(1, 4, "gpu[1-2]", "2(x2)"), CUDA_VISIBLE_DEVICES="0,1,2,3")  # Slurm's binding
+    monkeypatch.setenv("TF_CONFIG", "")
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "")
     spec = spec_of("device: gpu\nmatrix: {strategy: [multi_worker_mirrored], nodes: [4], devices_per_node: [2]}\n")
     cluster, task = resolve(spec)
     assert cluster == {"worker": ["gpu1:8888", "gpu1:8889", "gpu2:8888", "gpu2:8889"]}
     assert task == ("worker", 1)
-    assert os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+    assert (os.environ["CUDA_VISIBLE_DEVICES"], os.environ["CUDA_DEVICE_ORDER"]) == ("2,3", "PCI_BUS_ID")
 
 
 def free_port_pair():

@@ -44,3 +44,34 @@ def test_env_command_reports_tensorflow_and_host(runner, tmp_path):
     else:
         assert document["nvml"] == {"available": False, "reason": document["nvml"]["reason"]}
         assert document["nvml"]["reason"].startswith("NVML not available on this host: ")
+
+
+GPU_SUITE = """
+name: g
+device: gpu
+matrix:
+  model: [mlp]
+  strategy: [mirrored]
+  devices_per_node: [1, 2]
+"""
+
+
+def test_a_gpu_suite_is_refused_before_any_config_starts_on_a_host_without_gpus(runner, tmp_path, monkeypatch):
+    from tfscale.cli import cli
+
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("this host has a GPU driver")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    suite = tmp_path / "g.yaml"
+    suite.write_text(GPU_SUITE)
+    args = ["--results-dir", str(tmp_path / "results"), "--reports-dir", str(tmp_path / "reports")]
+    result = runner.invoke(cli, ["run", str(suite), *args])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == (
+        "tfscale: error: refused before the sweep: device: gpu, but this host has no GPU to give out (NVML finds "
+        "none, or CUDA_VISIBLE_DEVICES hides them); 2 config(s) need GPUs"
+    )
+    assert "sees 0 GPU(s)" in result.output  # the summary paragraph came first
+    assert not (tmp_path / "results").exists()  # no config ran, nothing was stored
+    plan = runner.invoke(cli, ["plan", str(suite)])
+    assert plan.exit_code == 0 and "note: `tfscale run` here would refuse this suite: device: gpu" in plan.output

@@ -19,6 +19,16 @@ def test_readme_has_both_setup_blocks():
     assert "ruff check . && ruff format --check ." in block_after("<!-- setup:test -->")  # lint before the tests
 
 
+def test_the_gpu_recipe_installs_tensorflow_s_cuda_build_and_checks_it_sees_gpus():
+    import tomllib
+
+    recipe = block_after("<!-- gpu recipe -->")
+    assert "pip install -e '.[gpu]'" in recipe
+    assert "tf.config.list_physical_devices('GPU')" in recipe
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["gpu"] == ["tensorflow[and-cuda]==2.21.*"]
+
+
 def test_ci_runs_the_readme_test_command():
     test_command = block_after("<!-- setup:test -->")
     ci = (ROOT / ".ci" / "run").read_text()

@@ -29,13 +29,13 @@ def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # keep INFO chatter out of the config's log
     if device == "cpu":
         os.environ[contract.VISIBLE_GPUS_ENV] = contract.NO_GPUS  # a CPU suite never initialises (or measures) a GPU
-        return
-    os.environ[contract.GPU_ORDER_ENV] = contract.GPU_ORDER  # GPU indices as NVML and the launchers number them
+    else:
+        os.environ[contract.GPU_ORDER_ENV] = contract.GPU_ORDER  # GPU indices as NVML and the launchers number them
     if spec is not None and os.environ.get(contract.RESOLVER_ENV) == contract.RESOLVER_SLURM:
         from tfscale.envinfo import host_gpus
 
-        os.environ.update(slurm_environment(spec, dict(os.environ), host_gpus()))
-    if spec is not None and spec.parallelism in ("tensor", "hybrid"):
+        os.environ.update(slurm_environment(spec, dict(os.environ), host_gpus() if device == "gpu" else None))
+    if device == "gpu" and spec is not None and spec.parallelism in ("tensor", "hybrid"):
         # DTensor picks its GPU all-reduce when it starts: without this its collectives run without NCCL.
         os.environ.setdefault("DTENSOR_GPU_USE_NCCL_COMMUNICATION", "1")
 

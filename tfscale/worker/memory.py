@@ -37,9 +37,9 @@ def host_rss_peak_bytes() -> int:
 
 
 def local_gpus() -> list[str]:
-    """This process's own GPUs as TF's memory functions name them ("GPU:0", ...). Not list_logical_devices: in a
-    ParameterServer chief that lists the workers' GPUs too."""
-    return [f"GPU:{i}" for i in range(len(tf.config.list_physical_devices("GPU")))]
+    """This process's own GPUs as TF's memory functions name them ("GPU:0", ...): the visible ones configure_devices
+    kept. Not list_logical_devices: in a ParameterServer chief that lists the workers' GPUs too."""
+    return [f"GPU:{i}" for i in range(len(tf.config.get_visible_devices("GPU")))]
 
 
 def reset_peaks(device: str) -> None:
