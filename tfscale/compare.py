@@ -9,6 +9,9 @@ configs compared, the p-values are adjusted for the false-discovery rate (Benjam
 significant when its q-value is below ALPHA, and a regression when it is significant and the throughput dropped by
 more than the threshold. The size of a change: the Hodges-Lehmann estimate of the step-time shift (the median of
 all pairwise differences new - base) with its distribution-free 95 % CI (Mann-Whitney order statistics).
+
+A gate must also see what it cannot compare: a config ok in BASE that failed or timed out in NEW, or is not in NEW
+at all (`lost_configs`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
+from tfscale.labels import layout_label, model_label, record_mode
 from tfscale.repeats import process_medians
 
 ALPHA = 0.05
@@ -146,6 +150,54 @@ def _key(row: pd.Series) -> tuple:
     return tuple(None if pd.isna(row.get(a)) else row.get(a) for a in MATCH_AXES)
 
 
+def _label_columns(row: pd.Series) -> dict:
+    """What a person reads a config by: its model with size, its mode and its layout (tfscale.labels)."""
+    return {
+        m.MODEL: model_label(row[m.MODEL], row.get(m.MODEL_SIZE)),
+        "mode": record_mode(row),
+        "layout": layout_label(row[m.NODES], row[m.DEVICES_PER_NODE], row.get(m.STRATEGY), row.get(m.NUM_PS)),
+    }
+
+
+# What became of a config that was ok in BASE, when it is not ok in NEW.
+LOST_MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A config ok in BASE that NEW cannot be compared on: it failed or timed out there, or is missing."""
+
+    config_id: str
+    model: str  # model_label
+    mode: str
+    layout: str
+    status: str  # the NEW record's status (failed, timeout) or LOST_MISSING
+    reason: str | None  # the NEW record's reason
+
+    def line(self) -> str:
+        what = "MISSING in NEW" if self.status == LOST_MISSING else f"NEWLY {self.status.upper()}"
+        why = f": {self.reason}" if self.reason else ""
+        return f"{what}: {self.config_id} {self.model} {self.mode} {self.layout}{why}"
+
+
+def lost_configs(base: pd.DataFrame, new: pd.DataFrame) -> list[Lost]:
+    """Configs ok in BASE (matched in NEW by config_id, else by axes) that are not ok in NEW, in BASE's order."""
+    by_id = {r[m.CONFIG_ID]: r for _, r in new.iterrows()}
+    by_axes = {_key(r): r for _, r in new.iterrows()}
+    lost = []
+    for _, before in base[base[m.STATUS] == m.STATUS_OK].iterrows():
+        after = by_id.get(before[m.CONFIG_ID])
+        if after is None:
+            after = by_axes.get(_key(before))
+        if after is not None and after[m.STATUS] == m.STATUS_OK:
+            continue
+        labels = _label_columns(before)
+        status = LOST_MISSING if after is None else str(after[m.STATUS])
+        reason = None if after is None or pd.isna(after.get(m.REASON)) else str(after[m.REASON])
+        lost.append(Lost(before[m.CONFIG_ID], labels[m.MODEL], labels["mode"], labels["layout"], status, reason))
+    return lost
+
+
 def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> pd.DataFrame:
     """One row per config present in both (by config_id, else by axes), ok in both."""
     base, new = add_scaling(base), add_scaling(new)
@@ -169,7 +221,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
             {
                 m.CONFIG_ID: after[m.CONFIG_ID],
                 "matched_by": matched,
-                m.MODEL: after[m.MODEL],
+                **_label_columns(after),
                 m.STRATEGY: after[m.STRATEGY],
                 m.DEVICES: after[m.DEVICES],
                 "base_throughput": before[m.THROUGHPUT_EXAMPLES_PER_S],
@@ -193,15 +245,39 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
     return _verdicts(pd.DataFrame(rows), threshold)
 
 
+# Every compared config gets one verdict.
+VERDICT_REGRESSION = "REGRESSION"  # significantly slower, by more than the threshold
+VERDICT_SLOWER = "slower"  # significantly slower, within the threshold
+VERDICT_FASTER = "faster"  # significantly faster
+VERDICT_SAME = "same within noise"  # no significant change (q >= ALPHA)
+
+
+def verdict(significant: bool, throughput_change: float, threshold: float) -> str:
+    """The one-word answer for a compared config (VERDICT_*)."""
+    if not significant:
+        return VERDICT_SAME
+    if throughput_change < -threshold:
+        return VERDICT_REGRESSION
+    return VERDICT_SLOWER if throughput_change < 0 else VERDICT_FASTER
+
+
 def _verdicts(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """q-values over all compared configs (Benjamini-Hochberg), and each one's verdict."""
     if rows.empty:
-        return rows.assign(q_value=[], significant=[], regression=[], improvement=[])
+        return rows.assign(q_value=[], significant=[], regression=[], improvement=[], verdict=[])
     rows["q_value"] = benjamini_hochberg(list(rows["p_value"]))
     rows["significant"] = rows["q_value"] < ALPHA
     rows["regression"] = rows["significant"] & (rows["throughput_change"] < -threshold)
     rows["improvement"] = rows["significant"] & (rows["throughput_change"] > threshold)
+    rows["verdict"] = [
+        verdict(s, c, threshold) for s, c in zip(rows["significant"], rows["throughput_change"], strict=True)
+    ]
     return rows
+
+
+def p_text(p: float) -> str:
+    """A p- or q-value in one fixed format: three decimals, '<0.001' below."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:

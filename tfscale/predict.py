@@ -167,11 +167,31 @@ def _percentiles(values) -> tuple[float, float]:
     return float(low), float(high)
 
 
+EXTRAPOLATION_LIMIT = 4  # a prediction beyond this many times the largest measured count gets a warning
+LOGICAL_WARNING = "fitted on logical CPU devices that share cores: it tests the harness, not the hardware"
+
+
+def warnings_of(devices: int, fitted_on: Sequence[int], device_kind: str) -> list[str]:
+    """Why a prediction at `devices` deserves less trust: far beyond the measured counts, fitted on logical CPU
+    devices, or on no more points than the model's parameters (a line through them fits exactly)."""
+    warnings = []
+    largest = max(fitted_on)
+    if devices > EXTRAPOLATION_LIMIT * largest:
+        warnings.append(f"{devices / largest:.0f}x beyond the largest measured count ({largest})")
+    if device_kind == "cpu-logical":
+        warnings.append(LOGICAL_WARNING)
+    if len(fitted_on) + 1 <= PARAMETERS:  # the multi-device counts, and the baseline at N = 1
+        warnings.append(f"fitted on {len(fitted_on) + 1} points for {PARAMETERS} parameters: nothing checks the fit")
+    return warnings
+
+
 def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
-    """Predictions at `devices` (total devices) for each workload and strategy with measured communication."""
+    """Predictions at `devices` (total devices) for each workload and strategy with measured communication; each
+    row's `warnings` (warnings_of) joined by "; ", empty when none."""
     frame = _scaled(frame)
     rows = []
     for strategy, first, base, multi in _groups(frame):
+        fitted_on = [int(d) for d in multi[m.DEVICES]]
         for n in devices:
             rows.append(
                 {
@@ -181,11 +201,36 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
                     m.NETWORK_LINK: link_of(first),
                     m.SCALING: first[m.SCALING],
                     m.DEVICES: n,
-                    "fitted_on": list(multi[m.DEVICES]),
+                    "fitted_on": fitted_on,
                     **_predict(first, base, multi, n),
+                    "warnings": "; ".join(warnings_of(n, fitted_on, str(first.get(m.DEVICE_KIND)))),
                 }
             )
     return pd.DataFrame(rows)
+
+
+# Why a mode with multi-device configs is not predicted: the model is an all-reduce of the gradients.
+NOT_MODELLED = {
+    "parameter_server": "asynchronous steps through parameter servers: no all-reduce for alpha + beta x bytes to fit",
+    "pipeline": "model parallelism moves activations between stages, not an all-reduce of gradients",
+    "tensor": "model parallelism: DTensor collectives inside the layers, not an all-reduce of gradients",
+    "hybrid": "model parallelism: DTensor collectives inside the layers, not an all-reduce of gradients",
+}
+NO_COMMUNICATION = "no communication figures measured (comm_breakdown off, or not measurable in this mode)"
+
+
+def unmodelled(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """(what, why) for each strategy or parallelism whose ok multi-device configs `predict` leaves out."""
+    ok = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.DEVICES] > 1)]
+    left = []
+    for _, row in ok.iterrows():
+        data = row.get(m.PARALLELISM) in (None, "data") or row.get(m.PARALLELISM) != row.get(m.PARALLELISM)
+        what = str(row[m.STRATEGY]) if data else str(row[m.PARALLELISM])
+        if what in NOT_MODELLED:
+            left.append((what, NOT_MODELLED[what]))
+        elif pd.isna(row.get(m.COMM_TIME_EXPOSED_S)):
+            left.append((what, NO_COMMUNICATION))
+    return list(dict.fromkeys(left))
 
 
 def holdout(frame: pd.DataFrame) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 import base64
 import gzip
+import json
 import re
 import shutil
 from pathlib import Path
@@ -83,7 +84,10 @@ def test_report_from_committed_records(runner, tmp_path):
     result = runner.invoke(cli, ["report", str(run), "--reports-dir", str(tmp_path / "reports")])
     assert result.exit_code == 0, result.output
     report = tmp_path / "reports" / "quickstart.html"
-    assert result.output == f"report: {report}\n"
+    # the summary table first, as `tfscale run` ends
+    lines = result.output.splitlines()
+    assert lines[-1] == f"report: {report}" and lines[0].split()[:2] == ["config_id", "model"]
+    assert len(lines) == 1 + 17 + 1
     text = report.read_text()
     # self-contained: plotly.js inlined once, no external scripts or stylesheets
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
@@ -151,6 +155,56 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     text = out.read_text()
     assert "Mann-Whitney U" in text and text.count('class="plotly-graph-div"') == 1
     assert runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out)]).exit_code == 0
+    # every row has a verdict, and p and q one fixed format
+    table = result.output.split("\nnote: ")[0].splitlines()
+    assert table[0].split()[:5] == ["config_id", "model", "mode", "layout", "throughput"]
+    rows = [line for line in table[1:] if line[:12].isalnum()]
+    assert len(rows) == 17
+    assert all(line.rstrip().endswith(("REGRESSION", "slower", "faster", "same within noise")) for line in rows)
+    assert all(re.search(r" (<0\.001|[01]\.\d{3}) +(<0\.001|[01]\.\d{3}) ", line) for line in rows), rows
+
+
+def _without(run, drop, fail=None):
+    """A copy of the run's records with config `drop` left out and config `fail` failed (out of memory)."""
+    import json
+
+    lines = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    for r in lines:
+        if r["config_id"] == fail:
+            r.update(status="failed", reason="out of memory: ResourceExhaustedError: OOM when allocating")
+    kept = [r for r in lines if r["config_id"] != drop]
+    (run / "records.jsonl").write_text("\n".join(json.dumps(r) for r in kept) + "\n")
+
+
+def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tmp_path):
+    base, new = tmp_path / "quickstart" / "base", tmp_path / "quickstart" / "new"
+    shutil.copytree(DATA / "quickstart-run", base)
+    shutil.copytree(DATA / "quickstart-run", new)
+    ids = list(
+        dict.fromkeys(r["config_id"] for r in map(json.loads, (base / "records.jsonl").read_text().split("\n")[:-1]))
+    )
+    gate = ["-o", str(tmp_path / "c.html"), "--fail-on-regression"]
+    _without(new, drop=ids[3], fail=ids[5])
+    result = runner.invoke(cli, ["compare", str(base), str(new), *gate])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(
+        line.startswith(f"NEWLY FAILED: {ids[5]} ")
+        and line.endswith(": out of memory: ResourceExhaustedError: OOM when allocating")
+        for line in lines
+    ), result.output
+    assert any(line.startswith(f"MISSING in NEW: {ids[3]} ") for line in lines)
+    assert (
+        "15 configs compared, 0 significant regression(s) beyond 5%, 1 newly failed, 1 missing in NEW" in result.output
+    )
+    assert "Ok in BASE, not ok in NEW" in (tmp_path / "c.html").read_text()
+    # --allow-missing lets a missing config pass, never a failed one
+    assert runner.invoke(cli, ["compare", str(base), str(new), *gate, "--allow-missing"]).exit_code == 1
+    shutil.rmtree(new)
+    shutil.copytree(DATA / "quickstart-run", new)
+    _without(new, drop=ids[3])
+    assert runner.invoke(cli, ["compare", str(base), str(new), *gate]).exit_code == 1
+    assert runner.invoke(cli, ["compare", str(base), str(new), *gate, "--allow-missing"]).exit_code == 0
 
 
 def test_export_csv_reads_back_with_pandas(runner, tmp_path):
@@ -167,9 +221,22 @@ def test_export_csv_reads_back_with_pandas(runner, tmp_path):
 
 
 def test_predict_prints_predictions_and_the_holdout_check(runner):
-    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8", "16", "64"])
+    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--devices", "8", "16", "64"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
+    # logical CPU devices, 16x beyond the largest count (4), MWMS fitted on its 2-device point and the baseline
+    assert (
+        "warning (!): cnn central_storage x64, cnn mirrored x64, mlp central_storage x64, mlp mirrored x64, "
+        "transformer central_storage x64, transformer mirrored x64: 16x beyond the largest measured count (4); "
+        "fitted on logical CPU devices that share cores: it tests the harness, not the hardware"
+    ) in lines
+    assert any(line.startswith("warning (!): mlp multi_worker_mirrored x8: ") for line in lines)
+    assert "fitted on 2 points for 2 parameters: nothing checks the fit" in result.output
+    assert "not predicted: parameter_server: asynchronous steps through parameter servers" in result.output
+    old = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8"])
+    assert old.exit_code == 0 and "note: --nodes is deprecated: it always meant total devices; use --devices" in (
+        old.output
+    )
     assert lines[0].split()[:4] == ["model", "strategy", "devices", "fitted_on"]
     # 1, 2 and 4 devices: two points above one per strategy, fewer than a hold-out needs to validate anything
     assert [line for line in lines if line.startswith("hold-out: ")] == [

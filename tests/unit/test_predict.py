@@ -108,3 +108,53 @@ def test_prediction_interval_from_the_samples_of_the_fitted_points():
     noisy["step_times_s"] = [[0.009, 0.011] * 4, [0.012, 0.014] * 4, [0.013, 0.015] * 4]
     row = predict(noisy, [8]).iloc[0]
     assert row["predicted_step_ci95_low_s"] < row["predicted_step_s"] < row["predicted_step_ci95_high_s"]
+
+
+def test_warnings_say_why_a_prediction_deserves_less_trust():
+    from tfscale.predict import LOGICAL_WARNING, warnings_of
+
+    assert warnings_of(16, [2, 4], "gpu") == []
+    assert warnings_of(17, [2, 4], "gpu") == ["4x beyond the largest measured count (4)"]
+    assert warnings_of(64, [2], "cpu-logical") == [
+        "32x beyond the largest measured count (2)",
+        LOGICAL_WARNING,
+        "fitted on 2 points for 2 parameters: nothing checks the fit",
+    ]
+
+
+def test_modes_it_cannot_model_are_named_with_the_reason():
+    from tfscale.predict import NO_COMMUNICATION, NOT_MODELLED, unmodelled
+
+    frame = pd.DataFrame(
+        [
+            {
+                "status": "ok",
+                "devices": 2,
+                "strategy": "parameter_server",
+                "parallelism": "data",
+                "comm_time_exposed_s": None,
+            },
+            {"status": "ok", "devices": 2, "strategy": None, "parallelism": "pipeline", "comm_time_exposed_s": None},
+            {"status": "ok", "devices": 2, "strategy": "mirrored", "parallelism": "data", "comm_time_exposed_s": None},
+            {"status": "ok", "devices": 4, "strategy": "mirrored", "parallelism": "data", "comm_time_exposed_s": 0.1},
+            {
+                "status": "ok",
+                "devices": 1,
+                "strategy": "one_device",
+                "parallelism": "data",
+                "comm_time_exposed_s": None,
+            },
+            {
+                "status": "failed",
+                "devices": 2,
+                "strategy": "central_storage",
+                "parallelism": "data",
+                "comm_time_exposed_s": None,
+            },
+        ]
+    )
+    assert unmodelled(frame) == [
+        ("parameter_server", NOT_MODELLED["parameter_server"]),
+        ("pipeline", NOT_MODELLED["pipeline"]),
+        ("mirrored", NO_COMMUNICATION),
+    ]

@@ -11,6 +11,7 @@ import click
 from tfscale._version import __version__
 from tfscale.cli import (
     clean_net_cmd,
+    collect_cmd,
     commbench_cmd,
     compare_cmd,
     env_cmd,
@@ -55,6 +56,7 @@ for command in (
     export_cmd.export,
     predict_cmd.predict,
     clean_net_cmd.clean_net,
+    collect_cmd.collect,
 ):
     cli.add_command(command)
 

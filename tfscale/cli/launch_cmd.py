@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -22,7 +23,18 @@ from tfscale.suite import load_suite
 )
 @click.option("--partition", help="Slurm partition.")
 @click.option("--account", help="Slurm account.")
-@click.option("--time", "time_limit", default="01:00:00", show_default=True, help="Slurm time limit of the allocation.")
+@click.option(
+    "--time",
+    "time_limit",
+    default=None,
+    help="Slurm time limit of the batch job (default: the sum of its steps' timeout_s, which covers every step).",
+)
+@click.option(
+    "--python",
+    default=sys.executable,
+    show_default="the interpreter running tfscale launch",
+    help="Python the tasks start the worker with (it must have tfscale installed on the nodes).",
+)
 @click.option(
     "--port-base", default=contract.DEFAULT_PORT_BASE, show_default=True, help="First port of each node's TF tasks."
 )
@@ -41,12 +53,13 @@ def launch(
     output: str | None,
     partition: str | None,
     account: str | None,
-    time_limit: str,
+    time_limit: str | None,
     port_base: int,
     image: str,
     hosts: str | None,
     pod_cpus: int,
     pod_memory: str,
+    python: str,
 ) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
     plan = expand(load_suite(suite_file))
@@ -56,6 +69,7 @@ def launch(
         partition=partition,
         account=account,
         time_limit=time_limit,
+        python=python,
         port_base=port_base,
         image=image,
         hosts=tuple(h for h in (hosts or "").split(",") if h),

@@ -1,4 +1,4 @@
-"""`tfscale predict RUN --nodes 8 16 64`: step time, throughput and efficiency at device counts not run."""
+"""`tfscale predict RUN --devices 8 16 64`: step time, throughput and efficiency at device counts not run."""
 
 from __future__ import annotations
 
@@ -9,17 +9,21 @@ import click
 @click.argument("path", type=click.Path(exists=True))
 @click.argument("more", nargs=-1, type=int)
 @click.option(
-    "--nodes",
+    "--devices",
     "devices",
     type=int,
     multiple=True,
-    required=True,
-    help="Total device counts (nodes x devices per node) to predict: --nodes 8 16 64.",
+    help="Total device counts (nodes x devices per node) to predict: --devices 8 16 64.",
 )
-def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
+@click.option("--nodes", "old_devices", type=int, multiple=True, hidden=True, help="Deprecated: --devices.")
+def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...], old_devices: tuple[int, ...]) -> None:
     """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the run, and predict."""
-    devices = devices + more  # `--nodes 8 16 64`: click hands the counts after the first to MORE
-    from tfscale.predict import METHOD, holdout, link_of  # late: pandas only for this command
+    if old_devices:
+        click.echo("note: --nodes is deprecated: it always meant total devices; use --devices", err=True)
+    devices = devices + old_devices + more  # `--devices 8 16 64`: click hands the counts after the first to MORE
+    if not devices:
+        raise click.UsageError("give the device counts to predict: --devices 8 16 64")
+    from tfscale.predict import METHOD, holdout, link_of, unmodelled  # late: pandas only for this command
     from tfscale.predict import predict as predict_rows
     from tfscale.store import load_results
     from tfscale.textable import format_table
@@ -43,11 +47,19 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...]) -> None:
                     "step_ms 95 % interval": _interval(r["predicted_step_ci95_low_s"], r["predicted_step_ci95_high_s"]),
                     "examples/s": f"{r['predicted_throughput']:.0f}",
                     "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}",
+                    "warning": "!" * bool(r["warnings"]),
                 }
                 for _, r in rows.iterrows()
             ]
         )
     )
+    warned = rows[rows["warnings"] != ""]
+    for text in dict.fromkeys(warned["warnings"]):
+        which = warned[warned["warnings"] == text]
+        counts = ", ".join(f"{r['model']} {r['strategy']} x{r['devices']}" for _, r in which.iterrows())
+        click.echo(f"warning (!): {counts}: {text}")
+    for what, why in unmodelled(frame):
+        click.echo(f"not predicted: {what}: {why}")
     checks = holdout(frame)
     if checks.empty:
         click.echo(

@@ -23,8 +23,18 @@ def default_report_path(paths: tuple[str, ...], reports_dir: str) -> Path:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="HTML file to write.")
 @click.option("--reports-dir", default="reports", show_default=True, help="Folder of the default output.")
 def report(paths: tuple[str, ...], output: str | None, reports_dir: str) -> None:
-    """Render records (files, run folders, suite folders or a results root) as one HTML report."""
-    from tfscale.report import write_report  # late: pandas and plotly load only for this command
+    """Render records (files, run folders, suite folders or a results root) as one HTML report; print the summary
+    table."""
+    summary_and_report([Path(p) for p in paths], Path(output) if output else default_report_path(paths, reports_dir))
 
-    written = write_report(list(paths), output or default_report_path(paths, reports_dir))
-    click.echo(f"report: {written}")
+
+def summary_and_report(paths: list[Path], output: Path) -> None:
+    """The summary table on the terminal, then the HTML report (what `run`, `report` and `collect` end with)."""
+    # Late imports: pandas and plotly load only once there are records to show.
+    from tfscale.analysis import add_scaling, summary_rows
+    from tfscale.report import write_report
+    from tfscale.store import load_results
+    from tfscale.textable import format_table
+
+    click.echo(format_table(summary_rows(add_scaling(load_results(*paths)))))
+    click.echo(f"report: {write_report(paths, output)}")

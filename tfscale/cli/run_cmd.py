@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from tfscale import metrics as m
+from tfscale.cli.report_cmd import summary_and_report
 from tfscale.errors import TfscaleError
 from tfscale.netsim.network import unavailable_reason
 from tfscale.plan import expand, network_note
@@ -150,7 +151,7 @@ def run(
         click.echo(f"warning: {error}", err=True)
 
     if not no_report:
-        _report(result.run_dir, Path(reports_dir) / f"{plan.suite.name}.html")
+        summary_and_report([result.run_dir], Path(reports_dir) / f"{plan.suite.name}.html")
     failed = {r[m.CONFIG_ID] for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)}
     if failed:
         configs = len({r[m.CONFIG_ID] for r in result.records})
@@ -200,14 +201,3 @@ def _launcher(
         raise TfscaleError(reason)
     options = SlurmOptions(partition, account, time_limit, tuple(slurm_args))
     return LAUNCHERS["slurm"](options, specs, f"tfscale-{suite_name}", click.echo)
-
-
-def _report(run_dir: Path, output: Path) -> None:
-    # Late imports: pandas and plotly load only once the sweep is over.
-    from tfscale.analysis import add_scaling, summary_rows
-    from tfscale.report import write_report
-    from tfscale.store import load_results
-    from tfscale.textable import format_table
-
-    click.echo(format_table(summary_rows(add_scaling(load_results(run_dir)))))
-    click.echo(f"report: {write_report([run_dir], output)}")

@@ -61,7 +61,7 @@ STOPPED_TIMEOUT, STOPPED_STARTUP, STOPPED_STALL = "timeout", "startup", "stall"
 class Outcome:
     """How one job ended, whatever launched it."""
 
-    duration_s: float  # wall time from the first start to the last exit, s
+    duration_s: float | None  # wall time from the first start to the last exit, s (None: not known, collected)
     parts: dict[str, dict[str, Any] | None]  # task name -> its result JSON (None: it wrote none)
     trainers: list[str]  # names of the tasks whose parts are measurements, in rank order
     log_path: Path | None  # the log that tells most: the failed task's, else the first trainer's (None: none)

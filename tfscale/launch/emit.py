@@ -18,13 +18,16 @@ from pathlib import Path
 from tfscale import contract
 from tfscale.launch.base import spec_file
 from tfscale.plan import Plan
+from tfscale.store import write_json_atomic
+
+SPEC_ORDER_FILE = "order.json"  # specs/order.json: the config ids in plan order (tfscale collect keeps it)
 
 
 @dataclass(frozen=True)
 class LaunchOptions:
     partition: str | None = None
     account: str | None = None
-    time_limit: str = "01:00:00"
+    time_limit: str | None = None  # slurm: None: the sum of the steps' timeout_s (slurm.batch_time_limit)
     port_base: int = contract.DEFAULT_PORT_BASE
     image: str = "tensorflow/tensorflow:2.21.0-gpu"
     hosts: tuple[str, ...] = ()
@@ -36,6 +39,7 @@ class LaunchOptions:
 def write_specs(plan: Plan, out: Path) -> None:
     (out / "specs").mkdir(parents=True, exist_ok=True)
     (out / "results").mkdir(exist_ok=True)
+    write_json_atomic(out / "specs" / SPEC_ORDER_FILE, [spec.config_id for spec in plan.specs])
     for spec in plan.specs:
         # User-model modules are imported from the folder the worker runs in (copy them beside the specs).
         portable = dataclasses.replace(spec, suite_dir=".")

@@ -73,7 +73,8 @@ def failure(outcome: Outcome, spec: RunSpec) -> tuple[str, str]:
 
 def record_fields(outcome: Outcome, spec: RunSpec, folder: Path) -> dict[str, Any]:
     """The record columns of a finished job: the merged measurements of its trainers, or status and reason."""
-    fields = {m.DURATION_S: round(outcome.duration_s, 3)} | outcome.columns
+    duration = None if outcome.duration_s is None else round(outcome.duration_s, 3)
+    fields = {m.DURATION_S: duration} | outcome.columns
     if outcome.log_path is not None:
         fields[m.LOG_PATH] = os.path.relpath(outcome.log_path, folder)
     if outcome.ok:

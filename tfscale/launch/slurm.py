@@ -170,6 +170,13 @@ def script_line(argv: list[str]) -> str:
     return " ".join(a if a.startswith("--cpus-per-task=$") else shlex.quote(a) for a in argv)
 
 
+def batch_time_limit(specs) -> str:
+    """A batch job's time limit that covers its steps run one after another: the sum of each step's own limit
+    (srun_argv's --time, timeout_s rounded up to minutes), as Slurm's H:MM:00."""
+    minutes = sum(max(1, math.ceil(s.timeout_s / 60)) for s in specs)
+    return f"{minutes // 60}:{minutes % 60:02d}:00"
+
+
 def allocation_gpu_args(specs: tuple[RunSpec, ...], allocation_nodes: int) -> list[str]:
     """What the allocation asks for on GPU suites: the most GPUs per node any step asks for, and whole nodes
     (--exclusive: every CPU of the node, for the steps to share out)."""
@@ -416,7 +423,7 @@ class SlurmLauncher(Launcher):
             f"#SBATCH --job-name=tfscale-{plan.suite.name}",
             f"#SBATCH --nodes={most_nodes}",
             f"#SBATCH --ntasks={most_tasks}",
-            f"#SBATCH --time={options.time_limit}",
+            f"#SBATCH --time={options.time_limit or batch_time_limit(plan.specs)}",
             f"#SBATCH --output=tfscale-{plan.suite.name}-%j.out",
         ]
         lines += [f"#SBATCH --partition={options.partition}"] * bool(options.partition)

@@ -288,14 +288,20 @@ def precision_section(frame: pd.DataFrame) -> str:
 
 
 def prediction_section(frame: pd.DataFrame) -> str:
-    from tfscale.predict import METHOD, holdout
+    from tfscale.predict import LOGICAL_WARNING, METHOD, holdout, unmodelled
 
+    caveats = "".join(
+        f"<li>not predicted: {html.escape(what)}: {html.escape(why)}</li>" for what, why in unmodelled(frame)
+    )
+    if (frame.get(m.DEVICE_KIND) == "cpu-logical").any():
+        caveats += f"<li>warning: {html.escape(LOGICAL_WARNING)}</li>"
+    caveats = f"<ul>{caveats}</ul>" if caveats else ""
     checks = holdout(frame)
     if checks.empty:
         return (
             "<p>No hold-out check: it needs a workload and strategy measured at three or more device counts "
             "above one, with communication timed (fitted on fewer points, the model's two parameters fit any "
-            "points, so a check would validate nothing).</p>"
+            "points, so a check would validate nothing).</p>" + caveats
         )
     columns = (
         m.MODEL,
@@ -311,8 +317,8 @@ def prediction_section(frame: pd.DataFrame) -> str:
         "inside_interval",
     )
     return (
-        f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --nodes 8 16 64</code> '
-        f"predicts other counts.</p>" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns)
+        f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --devices 8 16 64</code> '
+        f"predicts other counts.</p>{caveats}" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns)
     )
 
 

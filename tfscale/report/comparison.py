@@ -8,15 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.compare import ALPHA, DRIFT_NOTE, TESTED_ON
+from tfscale.compare import ALPHA, DRIFT_NOTE, TESTED_ON, Lost
 from tfscale.report import figure_html, plotly_scripts, records_table
 
 COLUMNS = (
     m.CONFIG_ID,
     "matched_by",
     m.MODEL,
-    m.STRATEGY,
-    m.DEVICES,
+    "mode",
+    "layout",
     "base_throughput",
     "new_throughput",
     "throughput_change",
@@ -32,13 +32,12 @@ COLUMNS = (
     "p_value",
     "q_value",
     "significant",
-    "regression",
-    "improvement",
+    "verdict",
 )
 
 
 def change_figure(rows: pd.DataFrame) -> go.Figure:
-    labels = [f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
+    labels = [f"{r[m.MODEL]} {r['mode']} {r['layout']} · {r[m.CONFIG_ID]}" for _, r in rows.iterrows()]
     colours = [
         "#d62728" if r["regression"] else "#2ca02c" if r["improvement"] else "#7f7f7f" for _, r in rows.iterrows()
     ]
@@ -54,8 +53,29 @@ def change_figure(rows: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def lost_section(lost: list[Lost]) -> str:
+    """The configs ok in BASE that NEW cannot be compared on, each with its status and reason."""
+    if not lost:
+        return "<p>None: every config ok in BASE is ok in NEW.</p>"
+    rows = "".join(
+        f"<tr><td>{html.escape(c.config_id)}</td><td>{html.escape(c.model)}</td><td>{html.escape(c.mode)}</td>"
+        f"<td>{html.escape(c.layout)}</td><td><b>{html.escape(c.status)}</b></td>"
+        f"<td>{html.escape(c.reason or '')}</td></tr>"
+        for c in lost
+    )
+    return (
+        "<table><tr><th>config_id</th><th>model</th><th>mode</th><th>layout</th><th>in NEW</th><th>reason</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 def render_comparison(
-    rows: pd.DataFrame, env_diffs: list[tuple[str, str, str]], base: str, new: str, threshold: float
+    rows: pd.DataFrame,
+    env_diffs: list[tuple[str, str, str]],
+    base: str,
+    new: str,
+    threshold: float,
+    lost: list[Lost] | None = None,
 ) -> str:
     plot = figure_html(change_figure(rows)) if not rows.empty else ""
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
@@ -82,6 +102,7 @@ The samples (tested_on): each process's median where both runs measured the conf
 do not see it: {html.escape(DRIFT_NOTE)}.</p>
 {plot}
 <h2>Per config</h2>{table}
+<h2>Ok in BASE, not ok in NEW</h2>{lost_section(lost or [])}
 <h2>Environment differences</h2>
 <table><tr><th>key</th><th>BASE</th><th>NEW</th></tr>{env_rows or '<tr><td colspan="3">none</td></tr>'}</table>
 {plotly_scripts()}

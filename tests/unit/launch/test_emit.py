@@ -139,7 +139,13 @@ def test_host_commands_carry_each_task_tf_config(tmp_path):
     assert configs == [
         {"cluster": {"worker": ["h1:9000", "h2:9000"]}, "task": {"type": "worker", "index": i}} for i in (0, 1)
     ]
-    assert any(line.endswith("needs 4 hosts, 3 given; skipped") for line in lines)
+    assert any(line.endswith(": not emitted: needs 4 hosts (one per task), 3 given") for line in lines)
+    # host entries may name their port, so that several tasks share a host
+    [path] = emit(plan(), "hosts", tmp_path, LaunchOptions(hosts=("127.0.0.1:9001", "127.0.0.1:9002")))
+    first = next(line for line in path.read_text().splitlines() if line.startswith("127.0.0.1:9001: "))
+    assert json.loads(shlex.split(first.split(": ", 1)[1].removeprefix("TF_CONFIG="))[0])["cluster"] == {
+        "worker": ["127.0.0.1:9001", "127.0.0.1:9002"]
+    }
 
 
 def test_launch_command(runner, tmp_path):

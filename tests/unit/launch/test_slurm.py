@@ -137,3 +137,10 @@ def test_slurm_reason_prefers_the_step_state():
         "srun: error: n1: task 0: Exited with exit code 1"
     )
     assert slurm_reason("all fine\n") is None
+
+
+def test_the_batch_job_s_time_covers_its_steps_one_after_another():
+    from tfscale.launch.slurm import batch_time_limit
+
+    assert batch_time_limit(SPECS) == "0:06:00"  # three steps of 61 s: 2 minutes each
+    assert batch_time_limit(SPECS * 25) == "2:30:00"
