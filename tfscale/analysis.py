@@ -37,7 +37,8 @@ WORKLOAD_KEY = (
 HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 
 
-def _key(row: pd.Series) -> tuple:
+def workload_key(row: pd.Series) -> tuple:
+    """What makes configs one workload (WORKLOAD_KEY), missing values as None."""
     return tuple(None if _missing(row.get(c)) else row.get(c) for c in WORKLOAD_KEY)
 
 
@@ -50,7 +51,7 @@ def _baselines(frame: pd.DataFrame) -> dict[tuple, pd.Series]:
     found: dict[tuple, pd.Series] = {}
     single = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.DEVICES] == 1)]
     for _, row in single.iterrows():
-        key = _key(row)
+        key = workload_key(row)
         if key not in found or (row[m.STRATEGY] == "one_device" and found[key][m.STRATEGY] != "one_device"):
             found[key] = row
     return found
@@ -67,7 +68,7 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     for _, row in out.iterrows():
         kind = "strong" if row[m.BATCH_POLICY] == "strong" else "weak"
         scaling.append(kind)
-        base = baselines.get(_key(row))
+        base = baselines.get(workload_key(row))
         note = _why_no_figure(row, base)
         base_ids.append(None if base is None else base[m.CONFIG_ID])
         notes.append(note)
@@ -243,7 +244,7 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     if ok.empty:
         return ok.assign(layout=[], rank_throughput_min=[], rank_throughput_max=[])
     ok[m.LAYOUT] = ok.apply(layout_label, axis=1)
-    ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
+    ok["group"] = ok.apply(lambda r: (*workload_key(r), r[m.DEVICES]), axis=1)
     layouts = ok.groupby("group")[m.LAYOUT].transform("nunique")
     rows = ok[layouts > 1].copy()
     ranks = rows[m.RANK_THROUGHPUT] if m.RANK_THROUGHPUT in rows else pd.Series(None, index=rows.index)
@@ -455,10 +456,11 @@ def network_rows(frame: pd.DataFrame) -> pd.DataFrame:
     loopback = {}
     plain = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.NETWORK_LINK].isna()]
     for _, row in plain.iterrows():
-        loopback[(*_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])] = row[m.COMM_TIME_ISOLATED_S]
+        where = (*workload_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])
+        loopback[where] = row[m.COMM_TIME_ISOLATED_S]
     ratios = []
     for _, row in ok.iterrows():
-        base = _number(loopback.get((*_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])))
+        base = _number(loopback.get((*workload_key(row), row[m.STRATEGY], row[m.NODES], row[m.DEVICES_PER_NODE])))
         shaped = _number(row[m.COMM_TIME_ISOLATED_S])
         ratios.append(shaped / base if shaped is not None and base else math.nan)
     ok[m.COMM_VS_LOOPBACK] = ratios
@@ -511,7 +513,7 @@ def mode_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
     if ok.empty or m.PARALLELISM not in ok:
         return ok.assign(**{m.MODE: []})
-    ok["group"] = ok.apply(lambda r: (*_key(r), r[m.DEVICES]), axis=1)
+    ok["group"] = ok.apply(lambda r: (*workload_key(r), r[m.DEVICES]), axis=1)
     rows = ok[ok.groupby("group")[m.PARALLELISM].transform("nunique") > 1].copy()
     rows[m.MODE] = [mode_text(r) for _, r in rows.iterrows()]
     return rows.sort_values([m.MODEL, m.DEVICES, m.PARALLELISM]).drop(columns="group")
