@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES
@@ -405,13 +406,13 @@ def _high(interval: Interval | None) -> float:
 
 
 def efficiency_text(row: pd.Series) -> str:
-    """'0.80 [0.78-0.83] weak': the efficiency, its 95 % CI where there is one, and which scaling; '' if none."""
+    """'80.3 % (78.1-82.9) weak': the efficiency, its 95 % CI where there is one (digits as the CI supports), and
+    which scaling; '' if none."""
     value = row[m.SCALING_EFFICIENCY]
     if _missing(value):
         return ""
     low, high = row.get(m.SCALING_EFFICIENCY_CI95_LOW), row.get(m.SCALING_EFFICIENCY_CI95_HIGH)
-    ci = "" if _missing(low) or _missing(high) else f" [{low:.2f}-{high:.2f}]"
-    return f"{value:.2f}{ci} {row[m.SCALING]}"
+    return f"{fmt.percent(value, low, high)} {row[m.SCALING]}"
 
 
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
@@ -424,11 +425,11 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
                 "config_id": r[m.CONFIG_ID],
                 "model": labels.model_label(r[m.MODEL], r[m.MODEL_SIZE]),
                 "strategy": labels.record_mode(r),
-                "devices": str(r[m.DEVICES]),
+                "layout": layout_label(r),
                 "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
                 "status": r[m.STATUS],
-                "step_ms": f"{r[m.STEP_TIME_MEDIAN_S] * 1e3:.2f}" if ok else "",
-                "examples/s": f"{r[m.THROUGHPUT_EXAMPLES_PER_S]:.0f}" if ok else "",
+                "step": fmt.ms(r[m.STEP_TIME_MEDIAN_S]) if ok else "",
+                "examples/s": fmt.rate(r[m.THROUGHPUT_EXAMPLES_PER_S]) if ok else "",
                 "efficiency": efficiency_text(r),
             }
         )

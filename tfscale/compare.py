@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from tfscale import metrics as m
-from tfscale.analysis import add_scaling
-from tfscale.labels import layout_label, model_label, record_mode
+from tfscale.analysis import add_scaling, layout_label
+from tfscale.labels import model_label, record_mode
 from tfscale.repeats import process_medians
 
 ALPHA = 0.05
@@ -155,7 +155,7 @@ def _label_columns(row: pd.Series) -> dict:
     return {
         m.MODEL: model_label(row[m.MODEL], row.get(m.MODEL_SIZE)),
         "mode": record_mode(row),
-        "layout": layout_label(row[m.NODES], row[m.DEVICES_PER_NODE], row.get(m.STRATEGY), row.get(m.NUM_PS)),
+        "layout": layout_label(row),
     }
 
 

@@ -51,11 +51,10 @@ def record_mode(row: Any) -> str:
 
 
 def layout_label(nodes: Any, devices_per_node: Any, strategy: Any = None, num_ps: Any = None, link: Any = None) -> str:
-    """How a config spreads its devices: '1 node x 4 devices', '4 nodes x 1 device [multi-node]', '2 workers + 1
-    ps', '[simulated hosts, 100mbit links]' for shaped links."""
+    """How a config spreads its devices, short enough for a table cell: '1 node × 4', '2 nodes × 2', '2 workers +
+    1 PS' (ParameterServer), and the shaped link of simulated hosts: '2 nodes × 1, 100mbit'."""
     nodes, per_node = int(nodes), int(devices_per_node)
-    text = f"{nodes} node{'s' * (nodes > 1)} x {per_node} device{'s' * (per_node > 1)}"
+    text = f"{nodes} node{'s' * (nodes > 1)} × {per_node}"
     if strategy == "parameter_server":
-        text = f"{nodes} worker{'s' * (nodes > 1)} + {int(num_ps)} ps"
-    where = f" [simulated hosts, {link} links]" if _given(link) else " [multi-node]"
-    return text + (where if nodes > 1 else "")
+        text = f"{nodes} worker{'s' * (nodes > 1)} + {int(num_ps)} PS"
+    return text + (f", {link}" if _given(link) and nodes > 1 else "")

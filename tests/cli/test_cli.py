@@ -98,11 +98,24 @@ def test_report_from_committed_records(runner, tmp_path):
     # throughput, efficiency, steps, memory, layouts, communication breakdown, share, busbw, loss breakdown
     assert text.count('class="plotly-graph-div"') == 9
     assert "Where the efficiency went" in text
-    # 1, 2 and 4 devices leave two points above one: fewer than a hold-out check needs
-    assert "Prediction check" in text and "No hold-out check: it needs" in text and "<th>error</th>" not in text
+    # 1, 2 and 4 devices leave two points above one: fewer than a hold-out check needs, so the section is left out
+    # and the contents say why; so are the sections of modes and simulated hosts that did not run
+    assert '<h2 id="prediction">' not in text and "<th>error</th>" not in text
+    left_out = re.search(r"<p>Left out, nothing to show: (.*?)\.</p>", text).group(1)
+    assert "Prediction check: the largest device count from the smaller ones: no workload and strategy" in left_out
+    assert "Simulated hosts: communication against the link: no config ran on simulated hosts" in left_out
+    assert "Data vs model parallelism at equal device counts: no workload ran" in left_out
+    # the report opens with the findings, then the contents
+    order = [
+        text.index(part)
+        for part in ('<h2 id="findings">Findings</h2>', '<nav class="contents">', '<h2 id="precision">')
+    ]
+    assert order == sorted(order)
+    assert "<td>mlp/tiny, batch 16 weak</td>" in text and "of linear scaling" in text
+    assert "All 17 configs succeeded." in text
     assert "How sure are these numbers" in text and "within noise" in text
     assert "6 config(s): between 2 processes (hierarchical bootstrap)" in text  # the quickstart's repeats: 2
-    assert "2 nodes x 1 device [multi-node]" in text
+    assert "2 nodes × 1" in text
     assert "All-reduce bus bandwidth vs message size" in text
     assert "one replica: no gradient communication" in text
     assert "Logical CPU devices share the same cores" in text

@@ -89,3 +89,35 @@ def test_many_runs_render_condensed_plots_and_a_paged_table(runner, tmp_path):
     done = chromium(report, tmp_path / "profile-table", "--dump-dom")
     assert "rows 1-100 of 230" in done.stdout
     assert done.stdout.count("<tr") > 100  # the first page of the packed table and the small tables
+
+
+# Measures, once the page has loaded, every table row's height in lines of its own text, and the first screen.
+MEASURE = """<script>
+window.addEventListener("load", function () {
+  var most = 0, where = "";
+  document.querySelectorAll("table tr").forEach(function (tr) {
+    var cell = tr.cells[0];
+    if (!cell) return;
+    var style = getComputedStyle(cell), line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.2;
+    var lines = (tr.getBoundingClientRect().height - 2 * parseFloat(style.paddingTop)) / line;
+    if (lines > most) { most = lines; where = tr.textContent.slice(0, 80); }
+  });
+  document.body.dataset.rowLines = most.toFixed(2);
+  document.body.dataset.tallestRow = where;
+});
+</script>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
+def test_no_table_row_is_taller_than_two_lines_at_1400_px(runner, tmp_path):
+    run = tmp_path / "quickstart" / "r"
+    shutil.copytree(DATA / "quickstart-run", run)
+    report = tmp_path / "report.html"
+    assert runner.invoke(cli, ["report", str(run), "-o", str(report)]).exit_code == 0
+    measured = tmp_path / "measured.html"
+    measured.write_text(report.read_text().replace("</body>", MEASURE + "</body>"))
+    done = chromium(measured, tmp_path / "profile-rows", "--window-size=1400,1000", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = float(re.search(r'data-row-lines="([0-9.]+)"', done.stdout).group(1))
+    tallest = re.search(r'data-tallest-row="([^"]*)"', done.stdout).group(1)
+    assert 0.5 < lines <= 2.0, tallest

@@ -113,21 +113,21 @@ def test_summary_rows():
             "config_id": "a",
             "model": "mlp/small",
             "strategy": "one_device",
-            "devices": "1",
+            "layout": "1 node × 1",
             "global_batch": "32",
             "status": "ok",
-            "step_ms": "100.00",
+            "step": "100 ms",
             "examples/s": "320",
-            "efficiency": "1.00 weak",
+            "efficiency": "100 % weak",
         },
         {
             "config_id": "c",
             "model": "mlp/small",
             "strategy": "mirrored",
-            "devices": "2",
+            "layout": "1 node × 2",
             "global_batch": "64",
             "status": "failed",
-            "step_ms": "",
+            "step": "",
             "examples/s": "",
             "efficiency": "",
         },
@@ -155,9 +155,9 @@ def test_layout_comparison_at_equal_device_counts():
     rows = layout_comparison(frame)
     assert list(rows["config_id"]) == ["m2", "w2", "p2"]
     assert list(rows["layout"]) == [
-        "1 node x 2 devices",
-        "2 nodes x 1 device [multi-node]",
-        "2 workers + 1 ps [multi-node]",
+        "1 node × 2",
+        "2 nodes × 1",
+        "2 workers + 1 PS",
     ]
     assert rows.set_index("config_id").loc["w2", "scaling_efficiency"] == pytest.approx(64 / 0.16 / 320 / 2)
     assert list(rows["rank_throughput_min"].fillna(-1)) == [-1, 190.0, -1]

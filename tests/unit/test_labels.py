@@ -21,12 +21,10 @@ def test_mode_label_names_the_strategy_or_the_model_parallel_layout():
 
 
 def test_layout_label():
-    assert layout_label(1, 4) == "1 node x 4 devices"
-    assert layout_label(4, 1, "multi_worker_mirrored") == "4 nodes x 1 device [multi-node]"
-    assert layout_label(2, 1, "multi_worker_mirrored", link="100mbit") == (
-        "2 nodes x 1 device [simulated hosts, 100mbit links]"
-    )
-    assert layout_label(2, 1, "parameter_server", 1, math.nan) == "2 workers + 1 ps [multi-node]"
+    assert layout_label(1, 4) == "1 node × 4"
+    assert layout_label(4, 1, "multi_worker_mirrored") == "4 nodes × 1"
+    assert layout_label(2, 1, "multi_worker_mirrored", link="100mbit") == ("2 nodes × 1, 100mbit")
+    assert layout_label(2, 1, "parameter_server", 1, math.nan) == "2 workers + 1 PS"
 
 
 def test_telemetry_panels_of_model_parallel_configs_name_their_mode():

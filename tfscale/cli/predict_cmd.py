@@ -23,6 +23,7 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...], old_devi
     devices = devices + old_devices + more  # `--devices 8 16 64`: click hands the counts after the first to MORE
     if not devices:
         raise click.UsageError("give the device counts to predict: --devices 8 16 64")
+    from tfscale import formatting as fmt
     from tfscale.predict import METHOD, holdout, link_of, unmodelled  # late: pandas only for this command
     from tfscale.predict import predict as predict_rows
     from tfscale.store import load_results
@@ -43,10 +44,11 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...], old_devi
                     **({"link": link_of(r) or ""} if links else {}),
                     "devices": r["devices"],
                     "fitted_on": r["fitted_on"],
-                    "step_ms": f"{r['predicted_step_s'] * 1e3:.2f}",
-                    "step_ms 95 % interval": _interval(r["predicted_step_ci95_low_s"], r["predicted_step_ci95_high_s"]),
-                    "examples/s": f"{r['predicted_throughput']:.0f}",
-                    "efficiency": f"{r['predicted_efficiency']:.2f} {r['scaling']}",
+                    "step (95 % interval)": fmt.ms(
+                        r["predicted_step_s"], r["predicted_step_ci95_low_s"], r["predicted_step_ci95_high_s"]
+                    ),
+                    "examples/s": fmt.rate(r["predicted_throughput"]),
+                    "efficiency": f"{fmt.percent(r['predicted_efficiency'])} {r['scaling']}",
                     "warning": "!" * bool(r["warnings"]),
                 }
                 for _, r in rows.iterrows()
@@ -72,14 +74,7 @@ def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...], old_devi
         verdict = "" if inside is None else "; inside its 95 % interval" if inside else "; OUTSIDE its 95 % interval"
         click.echo(
             f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
-            f"{r['predicted_step_s'] * 1e3:.2f} ms vs measured {r['measured_step_s'] * 1e3:.2f} ms "
+            f"{fmt.ms(r['predicted_step_s'])} vs measured {fmt.ms(r['measured_step_s'])} "
             f"({r['error']:+.1%}{verdict})"
         )
     click.echo(f"method: {METHOD}")
-
-
-def _interval(low, high) -> str:
-    """'12.10-12.85' in ms, or '' where there is none (records without samples)."""
-    if low is None or high is None or low != low:
-        return ""
-    return f"{low * 1e3:.2f}-{high * 1e3:.2f}"

@@ -21,6 +21,8 @@ from typing import Any
 import pandas as pd
 import plotly.offline
 
+from tfscale import findings
+from tfscale import formatting as fmt
 from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.analysis import (
@@ -39,7 +41,8 @@ from tfscale.analysis import (
     warnings_for,
 )
 from tfscale.commbench import COMMBENCH_FILE
-from tfscale.report import figures
+from tfscale.report import figures, sections
+from tfscale.report.sections import Omitted, Section
 from tfscale.store import find_records_files, load_env, load_results, read_records
 
 TEMPLATE = Path(__file__).with_name("template.html")
@@ -140,25 +143,38 @@ TABLE_COLUMNS = (
 )
 
 
-def _cell(value: Any) -> tuple[str, str]:
-    """(display text, sort key) of a table cell; empty for missing values, never 0."""
+def _cell(column: str, value: Any) -> tuple[str, str]:
+    """(display text, sort key) of a table cell: the text with its unit (tfscale.formatting.cell), sorted by the
+    raw value; empty for missing values, never 0."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "", ""
     if isinstance(value, bool):
         return ("on" if value else "off"), str(int(value))
-    if isinstance(value, float):
-        return f"{value:.4g}", repr(value)
+    if isinstance(value, float | int):
+        return fmt.cell(column, value), repr(value)
+    if isinstance(value, list):
+        return fmt.cell(column, value), str(value)
     return str(value), str(value)
 
 
-def _column_cells(values) -> tuple[list[str], list[str]]:
-    cells = [_cell(v) for v in values]
+def _column_cells(column: str, values) -> tuple[list[str], list[str]]:
+    cells = [_cell(column, v) for v in values]
     return [c[0] for c in cells], [c[1] for c in cells]
+
+
+LONG_CELL = 40  # characters: a longer cell may be cut by the one-line rows (CSS); its title shows all of it
+
+
+def _td(text: str, key: str) -> str:
+    title = f' title="{html.escape(text)}"' if len(text) > LONG_CELL else ""
+    return f'<td data-sort="{html.escape(key)}"{title}>{html.escape(text)}</td>'
 
 
 def packed_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> str:
     """A long table as packed rows (display text, sort keys, failed flag), paged and sorted by the loader."""
-    texts, keys = zip(*(_column_cells(frame[c] if c in frame else [None] * len(frame)) for c in columns), strict=True)
+    texts, keys = zip(
+        *(_column_cells(c, frame[c] if c in frame else [None] * len(frame)) for c in columns), strict=True
+    )
     bad = list(frame[m.STATUS] != m.STATUS_OK)
     rows = [{"text": [t[i] for t in texts], "key": [k[i] for k in keys], "bad": bad[i]} for i in range(len(frame))]
     holder = f"table-{next(_ids)}"
@@ -176,10 +192,7 @@ def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS)
     rows = []
     for _, row in frame.iterrows():
         cls = "" if row[m.STATUS] == m.STATUS_OK else ' class="bad"'
-        cells = []
-        for column in columns:
-            text, key = _cell(row.get(column))
-            cells.append(f'<td data-sort="{html.escape(key)}">{html.escape(text)}</td>')
+        cells = [_td(*_cell(column, row.get(column))) for column in columns]
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -200,14 +213,16 @@ LAYOUT_COLUMNS = (
 )
 
 
-def layout_section(rows: pd.DataFrame) -> str:
+def layout_section(rows: pd.DataFrame) -> str | Omitted:
     if rows.empty:
-        return (
-            "<p>No workload was run in more than one layout at the same total device count (for example "
-            "mirrored with devices_per_node: 2 and multi_worker_mirrored with nodes: 2).</p>"
+        return Omitted(
+            "no workload ran in more than one layout at the same device count (e.g. mirrored with "
+            "devices_per_node: 2 and multi_worker_mirrored with nodes: 2)"
         )
     return (
-        figure_html(figures.layout_figure(rows)) + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
+        sections.LAYOUTS
+        + figure_html(figures.layout_figure(rows))
+        + f'<div class="tablewrap">{records_table(rows, LAYOUT_COLUMNS)}</div>'
     )
 
 
@@ -255,10 +270,10 @@ LOSS_COLUMNS = (
 )
 
 
-def loss_section(frame: pd.DataFrame) -> str:
+def loss_section(frame: pd.DataFrame) -> str | Omitted:
     rows = loss_breakdown(frame)
     if rows.empty:
-        return "<p>No multi-device config with a baseline to compare with.</p>"
+        return Omitted("no multi-device config with a 1-device baseline to compare with")
     return "\n".join(
         [
             figure_html(figures.loss_figure(rows)),
@@ -287,7 +302,7 @@ def precision_section(frame: pd.DataFrame) -> str:
     )
 
 
-def prediction_section(frame: pd.DataFrame) -> str:
+def prediction_section(frame: pd.DataFrame) -> str | Omitted:
     from tfscale.predict import LOGICAL_WARNING, METHOD, holdout, unmodelled
 
     caveats = "".join(
@@ -298,10 +313,9 @@ def prediction_section(frame: pd.DataFrame) -> str:
     caveats = f"<ul>{caveats}</ul>" if caveats else ""
     checks = holdout(frame)
     if checks.empty:
-        return (
-            "<p>No hold-out check: it needs a workload and strategy measured at three or more device counts "
-            "above one, with communication timed (fitted on fewer points, the model's two parameters fit any "
-            "points, so a check would validate nothing).</p>" + caveats
+        return Omitted(
+            "no workload and strategy measured at three or more device counts above one with communication timed "
+            "(fitted on fewer points, the model's two parameters fit any points: a check would validate nothing)"
         )
     columns = (
         m.MODEL,
@@ -322,9 +336,12 @@ def prediction_section(frame: pd.DataFrame) -> str:
     )
 
 
-def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str:
+def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str | Omitted:
     checks = comm_crosscheck(frame)
+    if checks.empty and not sweeps:
+        return Omitted("no multi-replica data-parallel config and no commbench sweep")
     parts = [
+        sections.COMM,
         figure_html(figures.comm_breakdown_figure(checks)),
         figure_html(figures.comm_fraction_figure(checks)),
         figure_html(figures.busbw_figure(sweeps)),
@@ -359,13 +376,10 @@ NETWORK_COLUMNS = (
 )
 
 
-def network_section(frame: pd.DataFrame) -> str:
+def network_section(frame: pd.DataFrame) -> str | Omitted:
     rows = network_rows(frame)
     if rows.empty:
-        return (
-            "<p>No config ran on simulated hosts (suite option <code>network: {simulate: true, link: "
-            "1gbit}</code> or the axis <code>network_link</code>; needs root).</p>"
-        )
+        return Omitted("no config ran on simulated hosts (the axis network_link; needs root)")
     return "\n".join(
         p
         for p in [
@@ -396,13 +410,10 @@ MODE_COLUMNS = (
 )
 
 
-def modes_section(frame: pd.DataFrame) -> str:
+def modes_section(frame: pd.DataFrame) -> str | Omitted:
     rows = mode_comparison(frame)
     if rows.empty:
-        return (
-            "<p>No workload was run in more than one parallelism mode at the same device count (axis "
-            "<code>parallelism: [data, pipeline, tensor, hybrid]</code>).</p>"
-        )
+        return Omitted("no workload ran in more than one parallelism mode at the same device count (axis parallelism)")
     methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
     return "\n".join(
         p
@@ -454,10 +465,11 @@ TELEMETRY_COLUMNS = (
 )
 
 
-def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str:
+def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str | Omitted:
     if m.TELEMETRY_PATH not in frame or frame[m.TELEMETRY_PATH].isna().all():
-        return "<p>No telemetry in these runs (telemetry_hz: 0, or records from before telemetry).</p>"
+        return Omitted("no telemetry in these runs (telemetry_hz: 0, or records from before telemetry)")
     parts = [
+        sections.TELEMETRY,
         figure_html(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
         figure_html(
             figures.telemetry_figure(
@@ -564,27 +576,85 @@ def render(
         plots.insert(0, f'<p class="method">{html.escape(view_note)}</p>')
     counts = frame[m.STATUS].value_counts().to_dict()
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    parts = [
+        Section("precision", "How sure are these numbers", precision_section(frame)),
+        Section("warnings", "Warnings", f'<div class="warnings">{warnings_html(warnings_for(frame))}</div>'),
+        Section("method", "How these figures were measured", sections.MEASURED),
+        Section("plots", "Plots", "\n".join(plots) if plots else Omitted("no successful config to plot")),
+        Section("layouts", "One node vs several nodes at equal device counts", layout_section(layout_comparison(view))),
+        Section("communication", "Gradient communication", comm_section(view, sweeps or [])),
+        Section("modes", "Data vs model parallelism at equal device counts", modes_section(view)),
+        Section("network", "Simulated hosts: communication against the link", network_section(view)),
+        Section("loss", "Where the efficiency went", loss_section(view)),
+        Section(
+            "prediction", "Prediction check: the largest device count from the smaller ones", prediction_section(view)
+        ),
+        Section("telemetry", "Telemetry", telemetry_section(view, series or {})),
+        Section(
+            "configs", "Every config", f'{sections.EVERY_CONFIG}<div class="tablewrap">{records_table(frame)}</div>'
+        ),
+        Section("environment", "Environment", sections.ENVIRONMENT + env_section(envs)),
+    ]
     replacements = {
         "{{title}}": html.escape(title),
         "{{plotlyjs}}": plotly_scripts(),
         "{{summary}}": html.escape(
             f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; tfscale {__version__}"
         ),
-        "{{precision}}": precision_section(frame),
-        "{{warnings}}": warnings_html(warnings_for(frame)),
-        "{{plots}}": "\n".join(plots) or "<p>No successful config to plot.</p>",
-        "{{table}}": records_table(frame),
-        "{{layouts}}": layout_section(layout_comparison(view)),
-        "{{comm}}": comm_section(view, sweeps or []),
-        "{{loss}}": loss_section(view),
-        "{{network}}": network_section(view),
-        "{{modes}}": modes_section(view),
-        "{{prediction}}": prediction_section(view),
-        "{{telemetry}}": telemetry_section(view, series or {}),
-        "{{env}}": env_section(envs),
+        "{{findings}}": findings_section(view if view_note else frame),
+        "{{contents}}": contents(parts),
+        "{{sections}}": "\n".join(
+            f'<h2 id="{part.id}">{html.escape(part.title)}</h2>\n{part.body}'
+            for part in parts
+            if not isinstance(part.body, Omitted)
+        ),
     }
     # One pass over the template, so text inserted for one slot is never scanned for another.
     return re.sub(r"\{\{\w+\}\}", lambda match: replacements[match.group(0)], TEMPLATE.read_text(encoding="utf-8"))
+
+
+def contents(parts: list[Section]) -> str:
+    """Links to the sections shown, and one line naming those left out and why."""
+    shown = "".join(
+        f'<li><a href="#{p.id}">{html.escape(p.title)}</a></li>' for p in parts if not isinstance(p.body, Omitted)
+    )
+    left = "; ".join(f"{p.title}: {p.body.reason}" for p in parts if isinstance(p.body, Omitted))
+    return f"<ol>{shown}</ol>" + (f"<p>Left out, nothing to show: {html.escape(left)}.</p>" if left else "")
+
+
+FINDINGS_COLUMNS = ("devices", "examples/s", "speedup", "efficiency")  # right-aligned figures
+
+
+def findings_section(frame: pd.DataFrame) -> str:
+    """The headline: per workload the best layout at each device count, the loss at the largest count and its
+    largest cause, and the configs that failed (tfscale.findings)."""
+    best = findings.best_rows(frame)
+    failed = findings.failed_lines(frame)
+    if best.empty:
+        table = "<p>No config succeeded.</p>"
+    else:
+        rows = findings.findings_table(best)
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td{' class=figure' if c in FINDINGS_COLUMNS else ''}"
+                + (f' title="{html.escape(v)}"' if len(v) > LONG_CELL else "")
+                + f">{html.escape(v)}</td>"
+                for c, v in row.items()
+            )
+            + "</tr>"
+            for row in rows
+        )
+        table = f'<table class="findings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    items = [loss.sentence() for loss in findings.losses(frame, best)]
+    if failed:
+        shown = failed[:MAX_WARNINGS]
+        items.append(f"{len(failed)} config(s) did not succeed: " + "; ".join(shown))
+    else:
+        items.append(f"All {len(frame)} configs succeeded.")
+    notes = "".join(f"<li>{html.escape(item)}</li>" for item in items)
+    return f'{table}<ul class="findings">{notes}</ul><p class="method">{html.escape(findings.METHOD)}</p>'
 
 
 def write_report(paths: list[str | Path], output: str | Path, title: str | None = None) -> Path:

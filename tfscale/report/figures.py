@@ -91,6 +91,7 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
             m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global, median step)",
         },
     )
+    fig.update_yaxes(rangemode="tozero")  # a throughput axis that starts at 0: heights compare as ratios
     return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
 
 
@@ -117,6 +118,7 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"},
     )
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal", annotation_position="top left")
+    fig.update_yaxes(rangemode="tozero")
     return _layout(
         fig,
         "Scaling efficiency vs devices (1.0 = ideal; strong: T1/(N*TN), weak: thr_N/(N*thr_1); bars: 95 % CI, "
@@ -147,7 +149,8 @@ def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:
         title=f"Median step time of each of {runs} runs"
         if runs
         else "Step-time distributions (timed windows only; warm-up excluded)",
-        yaxis_title="step time (ms)",
+        yaxis_title="step time (ms, log scale)",  # 1 ms and 100 ms steps readable on one axis
+        yaxis_type="log",
         height=520,
         xaxis_tickangle=-40,
         margin={"b": 220},
@@ -187,7 +190,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         return None
     rows = _ci_error_columns(rows.copy())
     rows["panel"] = rows.apply(lambda r: f"{workload_label(r)} @ {r[m.DEVICES]} devices", axis=1)
-    rows["efficiency"] = rows[m.SCALING_EFFICIENCY].map(lambda e: "" if pd.isna(e) else f"eff {e:.2f}")
+    rows["efficiency"] = rows[m.SCALING_EFFICIENCY].map(lambda e: "" if pd.isna(e) else f"eff {e * 100:.0f} %")
     fig = px.bar(
         rows,
         x=m.LAYOUT,
@@ -211,7 +214,9 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         legend_title_text="strategy",
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    fig.update_yaxes(matches=None, showticklabels=True)
+    # the efficiency text sits inside each bar's foot, clear of the error bar at its top
+    fig.update_traces(textposition="inside", insidetextanchor="start", textangle=0)
+    fig.update_yaxes(matches=None, showticklabels=True, rangemode="tozero")
     fig.update_xaxes(matches=None, showticklabels=True)
     return fig
 
@@ -241,7 +246,6 @@ def comm_breakdown_figure(checks: pd.DataFrame) -> go.Figure | None:
                     "array": ((high - shown) * 1e3).where(measured),
                     "arrayminus": ((shown - low) * 1e3).where(measured),
                 },
-                text=[note or None for note in notes],
                 hovertext=notes,
             ),
         ]
@@ -317,15 +321,47 @@ def busbw_figure(sweeps: list[dict]) -> go.Figure | None:
 def telemetry_figure(
     series: dict[str, pd.DataFrame], column: str, scale: float, title: str, axis: str
 ) -> go.Figure | None:
-    """One line per config of a sampled column over time (the telemetry CSVs)."""
+    """A sampled column over time, one config at a time: a menu picks the config (every config's line drawn over
+    the others was unreadable past a few configs). GPU columns have one line per GPU of the config."""
     lines = {label: frame for label, frame in series.items() if column in frame and frame[column].notna().any()}
     if not lines:
         return None
     fig = go.Figure()
-    for label, frame in lines.items():
-        frame = frame.drop_duplicates("t_s") if "gpu" not in column else frame
-        fig.add_trace(go.Scatter(x=frame["t_s"], y=frame[column] * scale, mode="lines", name=label))
-    fig.update_layout(title=title, xaxis_title="seconds since the config started", yaxis_title=axis, height=420)
+    owner = []
+    for index, (label, frame) in enumerate(lines.items()):
+        gpus = frame.groupby("gpu") if "gpu" in column and "gpu" in frame and frame["gpu"].notna().any() else None
+        groups = (
+            [(f"GPU {int(g)}", rows) for g, rows in gpus] if gpus is not None else [("", frame.drop_duplicates("t_s"))]
+        )
+        for name, rows in groups:
+            fig.add_trace(
+                go.Scatter(
+                    x=rows["t_s"],
+                    y=rows[column] * scale,
+                    mode="lines",
+                    name=name or label,
+                    visible=index == 0,
+                    showlegend=bool(name),
+                )
+            )
+            owner.append(index)
+    buttons = [
+        {
+            "label": label,
+            "method": "update",
+            "args": [{"visible": [o == index for o in owner]}, {"title.text": f"{title}: {label}"}],
+        }
+        for index, label in enumerate(lines)
+    ]
+    first = next(iter(lines))
+    fig.update_layout(
+        title=f"{title}: {first}",
+        xaxis_title="seconds since the config started",
+        yaxis_title=axis,
+        height=420,
+        updatemenus=[{"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.18, "yanchor": "top"}],
+    )
+    fig.update_yaxes(rangemode="tozero")
     return fig
 
 

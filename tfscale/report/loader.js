@@ -22,6 +22,7 @@
   function cellHtml(tr, text, key) {
     var td = document.createElement("td");
     td.textContent = text;
+    if (text.length > 40) td.title = text;  // rows are one line: a cut cell shows its whole text on hover
     td.dataset.sort = key;
     tr.appendChild(td);
   }

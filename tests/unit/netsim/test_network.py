@@ -245,5 +245,5 @@ def test_network_rows_relate_busbw_to_the_link_and_to_loopback():
     assert list(rows[m.CONFIG_ID]) == ["slow"]
     row = rows.iloc[0]
     assert (row[m.BUSBW_LINK_FRACTION], row["check_link_fraction"], row["comm_vs_loopback"]) == (0.8, 0.95, 15.0)
-    assert layout_label(frame.iloc[1]) == "2 nodes x 1 device [simulated hosts, 100mbit links]"
-    assert layout_label(frame.iloc[0]) == "2 nodes x 1 device [multi-node]"
+    assert layout_label(frame.iloc[1]) == "2 nodes × 1, 100mbit"
+    assert layout_label(frame.iloc[0]) == "2 nodes × 1"

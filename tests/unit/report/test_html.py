@@ -32,7 +32,8 @@ def test_long_tables_are_packed_with_text_sort_keys_and_failed_flags():
     [data] = re.findall(r'class="table-data" data-for="[^"]+">([^<]+)</script>', packed)
     table = unpack(data)
     assert table["columns"] == ["config_id", "status", "step_time_median_s", "absent"]
-    assert table["rows"][0] == {"text": ["c0", "ok", "0.5", ""], "key": ["c0", "ok", "0.5", ""], "bad": False}
+    # shown with its unit, sorted by the value
+    assert table["rows"][0] == {"text": ["c0", "ok", "500 ms", ""], "key": ["c0", "ok", "0.5", ""], "bad": False}
     assert table["rows"][-1]["bad"] is True and len(table["rows"]) == INLINE_ROWS + 1
 
 
