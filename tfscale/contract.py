@@ -30,6 +30,9 @@ TF_CONFIG_ENV = "TF_CONFIG"  # TensorFlow's own: the cluster and this task, as J
 # slowdown that tfscale compare must flag); never set by tfscale itself.
 TEST_SLEEP_ENV = "TFSCALE_TEST_SLEEP"
 RESOLVER_SLURM = "slurm"
+# The pid of the tfscale process that started this worker (local launcher, one-shot calls): the worker asks the
+# kernel to kill it when that process dies (PR_SET_PDEATHSIG), whatever kills it, and exits if it is gone already.
+PARENT_PID_ENV = "TFSCALE_PARENT_PID"
 # CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.
 VISIBLE_GPUS_ENV = "CUDA_VISIBLE_DEVICES"
 NO_GPUS = "-1"  # CUDA shows only the devices listed before the first invalid index: none

@@ -11,3 +11,7 @@ class SuiteError(TfscaleError):
 
 class ResultsError(TfscaleError):
     """A results path that holds no readable records."""
+
+
+class RecordWarning(UserWarning):
+    """A records line that could not be read (torn write): skipped."""

@@ -20,8 +20,13 @@ def model_label(model: str, model_size: Any) -> str:
 def model_parallel_text(parallelism: str, stages: Any, micro_batches: Any, replicas: Any, tensor_parallel: Any) -> str:
     """A model-parallel layout: 'pipeline 4 stages x 4 micro-batches', 'hybrid 2 data x 2 tensor'."""
     if parallelism == "pipeline":
-        return f"pipeline {int(stages)} stages x {int(micro_batches)} micro-batches"
-    return f"{parallelism} {int(replicas)} data x {int(tensor_parallel)} tensor"
+        return f"pipeline {_count(stages)} stages x {_count(micro_batches)} micro-batches"
+    return f"{parallelism} {_count(replicas)} data x {_count(tensor_parallel)} tensor"
+
+
+def _count(value: Any) -> str:
+    """A count as text; '?' where a record lacks it."""
+    return str(int(value)) if _given(value) else "?"
 
 
 def mode_label(

@@ -11,12 +11,13 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfscale.errors import ResultsError
+from tfscale.errors import RecordWarning, ResultsError
 from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
 
 if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s start-up light
@@ -75,12 +76,23 @@ def update_to_3(record: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2, 3: update_to_3}
 
 
-class RecordWarning(UserWarning):
-    """A records line that could not be read (torn write): skipped."""
+# A run id names a folder, and goes into simulated-host namespace names: letters, digits, "_", ".", "-", starting
+# with a letter or digit (no "..", no "/"), short enough for those names.
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_run_id(run_id: str) -> str:
+    """`run_id` if valid, else ResultsError naming the rule."""
+    if not RUN_ID_PATTERN.match(run_id):
+        raise ResultsError(
+            f"--run-id {run_id!r}: a run id is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or "
+            "digit"
+        )
+    return run_id
 
 
 def run_dir(results_dir: str | Path, suite: str, run_id: str) -> Path:
-    return Path(results_dir) / suite / run_id
+    return Path(results_dir) / suite / check_run_id(run_id)
 
 
 @contextlib.contextmanager
@@ -168,23 +180,145 @@ def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
     return record
 
 
-def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Yield the upgraded records of one records.jsonl; unreadable lines are skipped with a RecordWarning."""
+_NUMBER = (int, float)
+_TEXT_FIELDS = (
+    "suite",
+    "run_id",
+    "device",
+    "device_kind",
+    "launcher",
+    "memory_kind",
+    "peak_memory_device",
+    "reason",
+    "host",
+    "timing",
+    "comm_method",
+    "measure_stop",
+    "warmup_stop",
+    "ci_covers",
+    "telemetry_window",
+    "gpu_telemetry_note",
+    "collective_implementation",
+    "model_parallel_method",
+    "link_check_method",
+    "log_path",
+    "log_tail",
+    "telemetry_path",
+    "trace_path",
+    "trace_error",
+    "tf_version",
+    "tfscale_version",
+    "started_at",
+    "finished_at",
+)
+_FLAGS = ("ci_met", "straggler", "overlap_out_of_range")
+_STATUSES = ("ok", "failed", "timeout", "skipped")
+# Measured figures readers compute with: on an ok record each must be a positive number (or a list of them).
+_OK_FIGURES = ("step_time_median_s", "throughput_examples_per_s")
+# Columns that hold numbers, by their unit's suffix (seconds, bytes, rates, watts, means, CI ends), and those that
+# hold lists of numbers.
+_NUMBER_SUFFIXES = ("_s", "_bytes", "_per_s", "_w", "_mean", "_rel", "_fraction", "_ci95_low", "_ci95_high")
+_NUMBER_LISTS = (
+    "step_times_s",
+    "compute_times_s",
+    "repeat_medians_s",
+    "repeat_samples",
+    "rank_step_time_median_s",
+    "rank_throughput",
+    "rank_peak_memory_bytes",
+    "straggler_ranks",
+    "stage_param_bytes",
+)
+_NUMBERS = ("final_loss", "overlap_fraction_raw", "ci_target")
+
+
+_COUNTS = (
+    "devices",
+    "replicas",
+    "global_batch_size",
+    "params",
+    "samples",
+    "timed_steps",
+    "port_retries",
+    "repeat",
+    "telemetry_samples",
+    "trace_steps",
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
+
+
+def record_problem(record: dict[str, Any]) -> str | None:
+    """Why a JSON object cannot be a tfscale record readers can compute with (the first wrong field), or None: a
+    text config_id, and of the fields present: a known status, text names, each axis and setting of its own type,
+    an ok record's figures positive numbers."""
+    from tfscale.axes import AUTO, AXES, SETTINGS  # late: the store's writers need none of it
+
+    if not isinstance(record.get("config_id"), str):
+        return "config_id must be text"
+    for name in _TEXT_FIELDS:
+        if record.get(name) is not None and not isinstance(record[name], str):
+            return f"{name} must be text"
+    if record.get("status") is not None and record["status"] not in _STATUSES:
+        return f"status must be one of {', '.join(_STATUSES)}"
+    for name, axis in {**AXES, **SETTINGS}.items():
+        value = record.get(name)
+        if value is None or (axis.auto and value == AUTO):
+            continue
+        kinds = _NUMBER if axis.kind is float else (axis.kind,)
+        if not isinstance(value, kinds) or (axis.kind is not bool and isinstance(value, bool)):
+            return f"{name} must be {axis.kind.__name__}"
+    for name, value in record.items():
+        if value is None:
+            continue
+        if name in _NUMBER_LISTS:
+            if not isinstance(value, list) or not all(_is_number(v) for v in value):
+                return f"{name} must be a list of numbers"
+        elif (name.endswith(_NUMBER_SUFFIXES) or name in _NUMBERS) and not _is_number(value):
+            return f"{name} must be a number"
+        elif name in _COUNTS and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            return f"{name} must be a count"
+        elif name in _FLAGS and not isinstance(value, bool):
+            return f"{name} must be true or false"
+    if record.get("status") == "ok":
+        for name in _OK_FIGURES:
+            value = record.get(name)
+            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool) or not value > 0):
+                return f"{name} must be a positive number"
+        times = record.get("step_times_s")
+        if times is not None and (
+            not isinstance(times, list) or not all(isinstance(t, _NUMBER) and not isinstance(t, bool) for t in times)
+        ):
+            return "step_times_s must be a list of numbers"
+    return None
+
+
+def read_records(path: str | Path, check: bool = False) -> Iterator[dict[str, Any]]:
+    """Yield the upgraded records of one records.jsonl (or commbench.jsonl); unreadable lines (not UTF-8, not JSON:
+    a torn write) are skipped with a RecordWarning; a line that is JSON but not a record, or with `check` not one
+    readers can compute with (record_problem), is an error naming the line and field."""
     path = Path(path)
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
             try:
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 warnings.warn(
                     f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning, stacklevel=2
                 )
                 continue
             if not isinstance(record, dict):
                 raise ResultsError(f"{path}:{number}: not a tfscale record (a JSON object per line)")
-            yield upgrade(record, f"{path}:{number}")
+            record = upgrade(record, f"{path}:{number}")
+            problem = record_problem(record) if check else None
+            if problem:
+                raise ResultsError(f"{path}:{number}: not a tfscale record: {problem}")
+            yield record
 
 
 def find_records_files(path: str | Path) -> list[Path]:
@@ -197,14 +331,14 @@ def find_records_files(path: str | Path) -> list[Path]:
     direct = path / RECORDS_FILE
     if direct.is_file():
         return [direct]
-    return sorted(path.rglob(RECORDS_FILE))
+    return sorted(found for found in path.rglob(RECORDS_FILE) if found.is_file())
 
 
 def load_records(*paths: str | Path) -> list[dict[str, Any]]:
     files = [f for p in paths for f in find_records_files(p)]
     if not files:
         raise ResultsError(f"{', '.join(map(str, paths))}: no {RECORDS_FILE} found")
-    records = [r for f in files for r in read_records(f)]
+    records = [r for f in files for r in read_records(f, check=True)]
     if not records:
         raise ResultsError(f"{', '.join(map(str, files))}: no readable records")
     return records

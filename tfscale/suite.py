@@ -7,6 +7,7 @@ what is allowed. Pure: imports no TensorFlow.
 from __future__ import annotations
 
 import re
+import reprlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,19 +76,48 @@ class Suite(BaseModel):
         return ZOO_MODELS + tuple(self.models)
 
 
+MAX_SUITE_BYTES = 1 << 20  # a suite is a page of YAML; anything this big is not one
+MAX_ALIASES = 100  # YAML aliases (*name): a few share defaults; thousands nest into a billion-laughs bomb
+
+
 def load_suite(path: str | Path) -> Suite:
     """Read, parse and validate a suite file. Raises SuiteError with a one-line message."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > MAX_SUITE_BYTES:
+            raise SuiteError(
+                f"{path}: {path.stat().st_size} bytes: not a suite file (at most {MAX_SUITE_BYTES} bytes of YAML)"
+            )
+        data = path.read_bytes()
     except OSError as e:
         raise SuiteError(f"{path}: cannot read suite file: {e.strerror or e}") from None
+    if b"\0" in data:
+        raise SuiteError(f"{path}: holds NUL bytes: not a YAML text file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SuiteError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
     return parse_suite(text, str(path))
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 2, 4, 4, 60, 60
+
+
+def _short(value: Any) -> str:
+    """The repr of a rejected value, cut short: an alias bomb's value would take minutes to write out whole."""
+    return _REPR.repr(value)
+
+
+def _count_aliases(text: str) -> int:
+    return sum(isinstance(token, yaml.AliasToken) for token in yaml.scan(text, Loader=yaml.SafeLoader))
 
 
 def parse_suite(text: str, source: str = "<suite>") -> Suite:
     """Parse and validate suite YAML given as text; `source` names it in messages."""
     try:
+        if _count_aliases(text) > MAX_ALIASES:
+            raise SuiteError(f"{source}: more than {MAX_ALIASES} YAML aliases (*name): refused, as an alias bomb")
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
@@ -95,6 +125,8 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         raise SuiteError(f"{source}{where}: YAML syntax error: {e.problem}") from None
     except yaml.YAMLError as e:
         raise SuiteError(f"{source}: YAML error: {e}") from None
+    except RecursionError:
+        raise SuiteError(f"{source}: nested too deeply to be a suite") from None
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
     if "path" in data:
@@ -144,8 +176,8 @@ def _pydantic_line(e: ValidationError) -> str:
     if err["type"] == "missing":
         return f"{loc}: required key is missing"
     if err["type"] == "string_pattern_mismatch" and loc.endswith("entry"):
-        return f'{loc}: must be "module:function", got {err["input"]!r}'
-    return f"{loc}: {err['msg']} (got {err['input']!r})"
+        return f'{loc}: must be "module:function", got {_short(err["input"])}'
+    return f"{loc}: {err['msg']} (got {_short(err['input'])})"
 
 
 def _check_values(suite: Suite, source: str) -> None:

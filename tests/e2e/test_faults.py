@@ -97,20 +97,21 @@ def test_an_existing_run_without_resume_is_refused(tmp_path):
     )
 
 
-def long_mwms_run(tmp_path: Path) -> subprocess.Popen:
-    """A 2-worker MultiWorkerMirrored config of many steps, started through the CLI; returns once the workers time
-    their steps."""
+def long_mwms_run(tmp_path: Path, strategy: str = "multi_worker_mirrored") -> subprocess.Popen:
+    """A 2-worker MultiWorkerMirrored (or ParameterServer) config of many steps, started through the CLI; returns
+    once its trainer times its steps."""
     (tmp_path / "k.yaml").write_text(
         "name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, "
         "timeout_s: 120, comm_breakdown: false}\n"
-        "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n"
+        f"matrix: {{strategy: [{strategy}], nodes: [2]}}\n"
     )
     parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     work = tmp_path / "results" / "k" / "r" / "work"
+    trainer = "worker-1" if strategy == "multi_worker_mirrored" else "chief-0"
     wait_for(
-        lambda: any("window" in p.read_text() for p in work.glob("*.worker-1.progress")),
+        lambda: any("window" in p.read_text() for p in work.glob(f"*.{trainer}.progress")),
         120,
-        "worker-1 timing its steps",
+        f"{trainer} timing its steps",
     )
     return parent
 
@@ -145,3 +146,15 @@ def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
     assert parent.returncode == 130, err
     wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers to be gone")
     assert records(tmp_path / "results" / "k" / "r" / "records.jsonl") == []  # no partial record
+
+
+@pytest.mark.parametrize("strategy", ["parameter_server", "multi_worker_mirrored"])
+def test_kill_9_of_tfscale_itself_takes_every_worker_and_server_with_it(tmp_path, strategy):
+    parent = long_mwms_run(tmp_path, strategy)
+    started = workers_left(tmp_path)
+    assert len(started) == (4 if strategy == "parameter_server" else 2)  # chief, 2 workers, 1 PS | 2 workers
+    killed_at = time.monotonic()
+    parent.kill()  # SIGKILL: tfscale runs no cleanup of its own
+    parent.communicate(timeout=10)
+    wait_for(lambda: workers_left(tmp_path) == [], 10, "every worker and server to die with tfscale")
+    print(f"{strategy}: {len(started)} processes gone {time.monotonic() - killed_at:.2f} s after SIGKILL of tfscale")

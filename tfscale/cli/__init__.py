@@ -6,6 +6,8 @@ Importing this package imports neither TensorFlow nor pandas nor plotly (a test 
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from tfscale._version import __version__
@@ -22,13 +24,25 @@ from tfscale.cli import (
     report_cmd,
     run_cmd,
 )
-from tfscale.errors import TfscaleError
+from tfscale.errors import RecordWarning, TfscaleError
 
 USER_ERROR_EXIT = 2
 
 
+_python_format = warnings.formatwarning
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """tfscale's own warnings (a skipped record line) as one line, without Python's source line; others as Python
+    writes them."""
+    if issubclass(category, RecordWarning):
+        return f"tfscale: warning: {message}\n"
+    return _python_format(message, category, filename, lineno, line)
+
+
 class TfscaleGroup(click.Group):
     def invoke(self, ctx: click.Context):
+        warnings.formatwarning = _one_line_warning
         try:
             return super().invoke(ctx)
         except TfscaleError as error:  # the user's input was wrong: one line, no traceback (unless --debug)

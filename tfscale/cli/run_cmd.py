@@ -107,6 +107,8 @@ def run(
     note = network_note(plan, unavailable_reason())
     if note:
         click.echo(note, err=True)
+    elif any(spec.network_link is not None for spec in plan.specs):
+        _remove_stale_networks()
     check_user_models(plan)
     pending = pending_specs(plan, folder, rerun_failed)
     kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
@@ -162,6 +164,17 @@ def run(
 def _processes(pending) -> str:
     """' (N processes: repeats)' where configs run in more than one process each."""
     return f" ({len(pending.runs)} processes: repeats)" if len(pending.runs) > len(pending.specs) else ""
+
+
+def _remove_stale_networks() -> None:
+    """Simulated hosts a tfscale killed with SIGKILL left behind (its workers died with it; its namespaces cannot):
+    removed before this run makes its own, as `tfscale clean-net` would."""
+    from tfscale.netsim.clean import clean
+
+    stale = clean()
+    names = stale.namespaces + stale.links
+    if names:
+        click.echo(f"note: removed what a tfscale that died left of its simulated hosts: {', '.join(names)}", err=True)
 
 
 def _gpu_preflight(launcher, specs, env: dict) -> None:

@@ -1,11 +1,17 @@
 """Worker processes on this host: started in their own session, killed with their whole tree on timeout or
-interrupt, so a run never leaves processes behind; and one-shot worker calls (`--env`, `--check-models`)."""
+interrupt, so a run never leaves processes behind; and one-shot worker calls (`--env`, `--check-models`).
+
+Whatever kills tfscale itself (SIGKILL from the OOM killer or a CI timeout, a closed terminal), what it started
+dies with it: each worker asks the kernel for SIGKILL on its parent's death (contract.PARENT_PID_ENV,
+worker.main.die_with_parent); a process that is not a worker (srun) is started through `setpriv --pdeathsig KILL`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -22,8 +28,21 @@ KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this 
 LIVE: set[subprocess.Popen] = set()
 
 
-def start_worker(argv: list[str], log, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """Start a worker in its own session (its own process group), output to `log`, and register it as live."""
+def dies_with_parent(argv: list[str], env: dict[str, str] | None, worker: bool) -> tuple[list[str], dict[str, str]]:
+    """argv and env of a child that the kernel kills when this process dies: a worker (its command ends in the
+    worker, possibly through nsenter, which execs it) is told this pid and arms PR_SET_PDEATHSIG itself; any other
+    command (srun) is started through util-linux's `setpriv --pdeathsig KILL`, where there is one."""
+    env = dict(os.environ if env is None else env)
+    if worker:
+        return argv, env | {contract.PARENT_PID_ENV: str(os.getpid())}
+    setpriv = shutil.which("setpriv")
+    return ([setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv), env
+
+
+def start_worker(argv: list[str], log, env: dict[str, str] | None = None, worker: bool = True) -> subprocess.Popen:
+    """Start a worker (or, `worker` False, another command such as srun) in its own session (its own process
+    group), output to `log`, killed by the kernel if this process dies (dies_with_parent); register it as live."""
+    argv, env = dies_with_parent(argv, env, worker)
     process = subprocess.Popen(
         argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
     )
@@ -84,7 +103,10 @@ def call_worker(mode: str, timeout_s: float, request: Any = None) -> Any:
             request_path.write_text(json.dumps(request), encoding="utf-8")
         argv = contract.worker_argv(result, mode, request_path)
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False)
+            argv, env = dies_with_parent(argv, None, worker=True)
+            done = subprocess.run(
+                argv, capture_output=True, timeout=timeout_s, stdin=subprocess.DEVNULL, env=env, check=False
+            )
         except subprocess.TimeoutExpired:
             raise WorkerCallError(f"worker {mode} timed out after {timeout_s:g} s") from None
         if not result.exists():

@@ -324,7 +324,7 @@ def run_step(spec: RunSpec, job_id: str, argv: list[str], log_path: Path, env: d
     with open(log_path, "ab") as log:
         log.write(f"--- tfscale: {' '.join(argv)}\n".encode())
         log.flush()
-        process = start_worker(argv, log, {**os.environ, **env})
+        process = start_worker(argv, log, {**os.environ, **env}, worker=False)  # srun: its ranks are slurmstepd's
         try:
             while process.poll() is None and time.monotonic() - start < spec.timeout_s:
                 step_id = step_id or _step_id(job_id, name)

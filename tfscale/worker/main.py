@@ -8,10 +8,12 @@ Exit code 0 on success, 1 on a failure it could describe.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import faulthandler
 import json
 import os
 import re
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -98,7 +100,26 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
     return errors
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(environ: dict[str, str] | os._Environ = os.environ) -> None:
+    """When tfscale started this process (contract.PARENT_PID_ENV), have the kernel SIGKILL it as soon as tfscale
+    dies, whatever kills tfscale; and exit now if tfscale died before this call (the process was re-parented).
+    Ranks started by srun are slurmstepd's children and carry no parent pid: cancelling the step ends them."""
+    parent = environ.get(contract.PARENT_PID_ENV)
+    if not parent:
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the parent's own cleanup is all there is
+        return
+    if os.getppid() != int(parent):
+        os._exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     # A crash inside TensorFlow or gRPC (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the task's log.
     faulthandler.enable()
     parser = argparse.ArgumentParser(prog="python -m tfscale.worker")
