@@ -18,6 +18,7 @@ from typing import Any
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale._version import __version__
+from tfscale.claims import claim, release
 from tfscale.commbench import sweep_topologies, topology_key
 from tfscale.errors import SuiteError
 from tfscale.launch.base import Job, Launcher
@@ -44,6 +45,7 @@ class RunResult:
     run_dir: Path
     records: list[dict[str, Any]] = field(default_factory=list)
     commbench_errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # processes another tfscale had claimed: "<name>: claimed by"
 
 
 def check_user_models(plan: Plan, timeout_s: float = 300.0) -> None:
@@ -203,6 +205,7 @@ def run_plan(
     on_record: Callable[[int, dict[str, Any]], None] | None = None,
     pending: Pending | None = None,
     launcher: Launcher | None = None,
+    on_skip: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run the plan's configs (or only `pending` ones) through `launcher` (default: local), each in `repeats`
     fresh processes interleaved over the configs, appending each process's record to records.jsonl; the suite's
@@ -222,18 +225,43 @@ def run_plan(
     for index, (spec, repeat) in enumerate(runs):
         if spec.config_id in failed:  # its record is the failed process's already: more processes add nothing
             continue
-        record = run_config(spec, folder, run_id, launcher, repeat)
-        if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
-            failed.add(spec.config_id)
-        fit = fits.get(topology_key(spec))
-        if fit is not None and record[m.STATUS] == m.STATUS_OK:
-            record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
-        append_record(folder / RECORDS_FILE, record)
+        name = job_name(spec, repeat)
+        holder = claim(folder, name)
+        if holder is not None:  # another tfscale runs this process of the config on the same run folder
+            outcome.skipped.append(f"{name}: claimed by {holder}")
+            if on_skip is not None:
+                on_skip(f"skipping {name}: another tfscale run of this run folder has it ({holder})")
+            continue
+        try:
+            record = _run_unless_recorded(spec, repeat, folder, run_id, launcher)
+            if record is None:  # the other tfscale finished it after this one planned it
+                outcome.skipped.append(f"{name}: recorded by another tfscale")
+                if on_skip is not None:
+                    on_skip(f"skipping {name}: another tfscale run of this run folder has recorded it")
+                continue
+            if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
+                failed.add(spec.config_id)
+            fit = fits.get(topology_key(spec))
+            if fit is not None and record[m.STATUS] == m.STATUS_OK:
+                record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
+            append_record(folder / RECORDS_FILE, record)
+        finally:
+            release(folder, name)
         outcome.records.append(record)
         if on_record is not None:
             on_record(index, record)
     _remove_if_empty(folder / WORK_DIR)
     return outcome
+
+
+def _run_unless_recorded(
+    spec: RunSpec, repeat: int, folder: Path, run_id: str, launcher: Launcher
+) -> dict[str, Any] | None:
+    """run_config, unless the run folder has a record of this process (or a failed one of the config) by now."""
+    statuses = existing_statuses(folder).get(spec.config_id, {})
+    if repeat in statuses or any(status != m.STATUS_OK for status in statuses.values()):
+        return None
+    return run_config(spec, folder, run_id, launcher, repeat)
 
 
 def _remove_if_empty(path: Path) -> None:

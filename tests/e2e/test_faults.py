@@ -158,3 +158,33 @@ def test_kill_9_of_tfscale_itself_takes_every_worker_and_server_with_it(tmp_path
     parent.communicate(timeout=10)
     wait_for(lambda: workers_left(tmp_path) == [], 10, "every worker and server to die with tfscale")
     print(f"{strategy}: {len(started)} processes gone {time.monotonic() - killed_at:.2f} s after SIGKILL of tfscale")
+
+
+TEN = """
+name: ten
+defaults: {model_size: tiny, batch_size: 8, steps: 10, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+matrix:
+  model: [mlp]
+  strategy: [one_device, mirrored, central_storage]
+  batch_size: [8, 16, 32]
+exclude: [{strategy: one_device, batch_size: 32}]
+include: [{model: mlp, strategy: mirrored, devices_per_node: 2}, {model: mlp, strategy: mirrored, devices_per_node: 4}]
+"""
+
+
+def test_two_concurrent_runs_of_one_run_id_run_each_config_once(tmp_path):
+    (tmp_path / "ten.yaml").write_text(TEN)
+    first = tfscale("run", "ten.yaml", "--run-id", "same", "--no-report", cwd=tmp_path)
+    time.sleep(1.0)  # both plan the same 10 configs; each claims a config before running it
+    second = tfscale("run", "ten.yaml", "--run-id", "same", "--resume", "--no-report", cwd=tmp_path)
+    outputs = [p.communicate(timeout=600) for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0], outputs
+    lines = records(tmp_path / "results" / "ten" / "same" / "records.jsonl")
+    ids = [r["config_id"] for r in lines]
+    assert len(ids) == 10 and len(set(ids)) == 10 and all(r["status"] == "ok" for r in lines)
+    ran = [sum(" ok, " in line for line in out.splitlines()) for out, _ in outputs]  # one progress line a config
+    skipped = [sum(line.startswith("skipping ") for line in err.splitlines()) for _, err in outputs]
+    assert sum(ran) == 10, outputs
+    print(f"two concurrent runs: {ran[0]} and {ran[1]} configs run; {skipped} skipped as claimed by the other")
+    assert not (tmp_path / "results" / "ten" / "same" / "claims").exists()
+    assert workers_left(tmp_path) == []

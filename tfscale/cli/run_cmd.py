@@ -134,6 +134,7 @@ def run(
                 on_record=Progress(len(pending.runs), click.echo),
                 pending=pending,
                 launcher=chosen,
+                on_skip=lambda line: click.echo(line, err=True),
             )
     except KeyboardInterrupt:
         resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
