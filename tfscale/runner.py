@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import errno
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,6 +242,7 @@ def run_plan(
                     on_skip(f"skipping {name}: another tfscale run of this run folder has recorded it")
                 continue
             if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
+                _stop_if_disk_full(folder)  # its worker could not write: not the config's failure, the disk's
                 failed.add(spec.config_id)
             fit = fits.get(topology_key(spec))
             if fit is not None and record[m.STATUS] == m.STATUS_OK:
@@ -252,6 +255,16 @@ def run_plan(
             on_record(index, record)
     _remove_if_empty(folder / WORK_DIR)
     return outcome
+
+
+MIN_FREE_BYTES = 1 << 20  # less free space than this beside a failed config: the disk is full, not the config
+
+
+def _stop_if_disk_full(folder: Path) -> None:
+    """Raise ENOSPC when the run folder's filesystem is (nearly) full, so that a config whose worker could not
+    write its result stops the sweep instead of being recorded as failed."""
+    if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
 
 
 def _run_unless_recorded(

@@ -109,13 +109,31 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def append_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one record as one line, durably (flush + fsync) before returning, under the folder's lock."""
-    line = json.dumps({**record, SCHEMA_KEY: SCHEMA_VERSION}, sort_keys=False, allow_nan=False) + "\n"
+    """Append one record as one line, durably (flush + fsync) before returning, under the folder's lock. A line
+    that cannot be written whole (a full disk) is cut off again, so the file keeps exactly the records before it,
+    and the error names the folder (ResultsError)."""
+    line = (json.dumps({**record, SCHEMA_KEY: SCHEMA_VERSION}, sort_keys=False, allow_nan=False) + "\n").encode()
     path = Path(path)
-    with locked(path), open(path, "a", encoding="utf-8") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with locked(path):
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                try:
+                    written = 0
+                    while written < len(line):
+                        written += os.write(fd, line[written:])
+                    os.fsync(fd)
+                except OSError:
+                    os.ftruncate(fd, size)  # no partial line: the records before stay as they were
+                    raise
+            finally:
+                os.close(fd)
+    except OSError as error:
+        raise ResultsError(
+            f"{path.parent}: cannot write a record ({error.strerror or error}); the records before it are intact: "
+            "free space, then resume with --resume"
+        ) from None
 
 
 def remove_records(path: str | Path, config_ids: set[str]) -> int:

@@ -1,5 +1,6 @@
 """Fault injection with real processes: interrupting the parent, killing a cluster worker."""
 
+import contextlib
 import json
 import os
 import signal
@@ -188,3 +189,41 @@ def test_two_concurrent_runs_of_one_run_id_run_each_config_once(tmp_path):
     print(f"two concurrent runs: {ran[0]} and {ran[1]} configs run; {skipped} skipped as claimed by the other")
     assert not (tmp_path / "results" / "ten" / "same" / "claims").exists()
     assert workers_left(tmp_path) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs (root only): a results folder that fills up."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_results_disk_stops_the_sweep_in_one_line_and_resume_finishes_it(tmp_path, small_disk):
+    (small_disk / "faults.yaml").write_text(SUITE)  # the results folder goes beside it, on the small disk
+    results = small_disk / "results"
+    run = results / "faults" / "d"
+    first = tfscale("run", "faults.yaml", "--run-id", "d", "--no-report", cwd=small_disk)
+    wait_for(lambda: len(records(run / "records.jsonl")) >= 1, 120, "the first record")
+    filler = small_disk / "filler"
+    with open(filler, "wb", buffering=0) as f, contextlib.suppress(OSError):  # fill what is left of the disk
+        while True:
+            f.write(b"\0" * 65536)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 2, err
+    [line] = [line for line in err.splitlines() if line.startswith("tfscale: error: ")]
+    assert "No space left on device" in line and str(results) in line and "resume" in line
+    kept = (run / "records.jsonl").read_bytes()
+    assert kept.endswith(b"\n") and len(records(run / "records.jsonl")) == kept.count(b"\n")  # no partial line
+    filler.unlink()
+    second = tfscale("run", "faults.yaml", "--run-id", "d", "--resume", "--no-report", cwd=small_disk)
+    _, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err
+    finished = records(run / "records.jsonl")
+    assert sorted(r["config_id"] for r in finished) == sorted({r["config_id"] for r in finished})
+    assert len(finished) == 4 and all(r["status"] == "ok" for r in finished), [r["reason"] for r in finished]
+    assert (run / "records.jsonl").read_bytes().startswith(kept)

@@ -8,6 +8,7 @@ prints the command that resumes; a second Ctrl-C kills the workers at once and e
 
 from __future__ import annotations
 
+import errno
 import shlex
 import signal
 import sys
@@ -136,10 +137,15 @@ def run(
                 launcher=chosen,
                 on_skip=lambda line: click.echo(line, err=True),
             )
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise TfscaleError(
+            f"{folder}: {error.strerror}: the sweep stopped; the records before are intact: free space, then "
+            f"resume with: {shlex.join(_resume_command(suite_file, run_id, results_dir))}"
+        ) from None
     except KeyboardInterrupt:
-        resume_command = ["tfscale", "run", suite_file, "--run-id", run_id]
-        if results_dir != "results":
-            resume_command += ["--results-dir", results_dir]
+        resume_command = _resume_command(suite_file, run_id, results_dir)
         click.echo(
             f"\ntfscale: interrupted; finished configs are recorded in {folder / 'records.jsonl'}; "
             f"resume with: {shlex.join(resume_command)}",
@@ -165,6 +171,11 @@ def run(
 def _processes(pending) -> str:
     """' (N processes: repeats)' where configs run in more than one process each."""
     return f" ({len(pending.runs)} processes: repeats)" if len(pending.runs) > len(pending.specs) else ""
+
+
+def _resume_command(suite_file: str, run_id: str, results_dir: str) -> list[str]:
+    command = ["tfscale", "run", suite_file, "--run-id", run_id]
+    return command + (["--results-dir", results_dir] if results_dir != "results" else [])
 
 
 def _remove_stale_networks() -> None:
