@@ -9,12 +9,15 @@ import warnings
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tfscale.analysis import add_scaling, summary_rows
+from tfscale.cli import cli
 from tfscale.compare import compare, lost_configs
 from tfscale.errors import RecordWarning, TfscaleError
 from tfscale.findings import best_rows, failed_lines, findings_table, losses
 from tfscale.predict import holdout, predict, unmodelled
+from tfscale.report import render
 from tfscale.store import load_results
 
 from .test_suite_fuzz import random_value
@@ -45,9 +48,20 @@ def damaged(rng: random.Random, lines: list[str]) -> list[str]:
     return lines
 
 
-def read_everything(base: Path, run: Path) -> None:
+def export_frame(run: Path) -> None:
+    """`tfscale export` of the run: it exits 0 or 2 (TfscaleError in one line), never with another exception."""
+    result = CliRunner().invoke(cli, ["export", str(run), "-o", str(run / "x.csv")])
+    if result.exit_code == 2:
+        raise TfscaleError(result.output.strip().splitlines()[-1].removeprefix("tfscale: error: "))
+    assert result.exit_code == 0 and result.exception is None, result.output
+
+
+def read_everything(base: Path, run: Path, render_too: bool = False) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)
+        if render_too:  # the whole report, and the export: what `tfscale report` and `tfscale export` do
+            render(load_results(run), {}, "fuzz")
+            export_frame(run)
         frame = add_scaling(load_results(run))
         summary_rows(frame)
         best = best_rows(frame)
@@ -66,7 +80,7 @@ def test_hundreds_of_damaged_runs_load_or_give_one_line(tmp_path, capsys):
         run.mkdir()
         (run / "records.jsonl").write_text("\n".join(damaged(rng, lines)) + "\n", encoding="utf-8")
         try:
-            read_everything(DATA, run)
+            read_everything(DATA, run, render_too=n % 10 == 0)
             outcomes["read"] += 1
         except TfscaleError as error:
             assert "\n" not in str(error) and str(error).startswith(str(run)), (n, str(error))

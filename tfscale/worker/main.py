@@ -101,6 +101,7 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+TEARDOWN_NEEDED = [False]  # this process is a cluster task: it must exit through TF's teardown (worker.__main__)
 
 
 def die_with_parent(environ: dict[str, str] | os._Environ = os.environ) -> None:
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.spec, encoding="utf-8") as f:
         spec = RunSpec.from_dict(json.load(f))
     _prepare_environment(spec.device, spec)
+    TEARDOWN_NEEDED[0] = spec.cluster
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
     task_name = contract.SINGLE.name
     result_path = contract.fill_task(args.result, task_name)
