@@ -207,6 +207,22 @@ def place_gpus(
     return placed
 
 
+def gpu_needs(spec, tasks: Sequence[Task] | None = None) -> list[int]:
+    """GPUs each of `tasks` (default: every task of the config, a RunSpec) computes on: gpus_of on GPU suites,
+    none on CPU suites."""
+    tasks = tasks_of(spec) if tasks is None else tasks
+    if spec.device != "gpu":
+        return [0] * len(tasks)
+    return [gpus_of(spec.strategy, task, spec.devices_per_node) for task in tasks]
+
+
+def place_on_host(spec, gpus: Sequence[str], tasks: Sequence[Task] | None = None) -> dict[str, tuple[str, ...]]:
+    """place_gpus for `tasks` (default: every task of the config) that all run on one host with `gpus`: the local
+    launcher's whole cluster, or a Slurm node's ranks."""
+    tasks = tasks_of(spec) if tasks is None else tasks
+    return place_gpus(tasks, [0] * len(tasks), [gpus], gpu_needs(spec, tasks))
+
+
 def visible_gpus_value(gpus: Sequence[str]) -> str:
     """CUDA_VISIBLE_DEVICES for a task with these GPUs (NO_GPUS for none: an empty value can read as unset)."""
     return ",".join(gpus) if gpus else NO_GPUS

@@ -111,8 +111,17 @@ def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
 def nvml_uuids() -> list[str]:
     """UUIDs of this host's GPUs in NVML's order (PCI bus order: CUDA's too, with contract.GPU_ORDER); [] without
     NVML."""
-    info = nvml_info()
-    return [gpu["uuid"] for gpu in info.get("gpus", [])]
+    try:
+        import pynvml  # late: only GPU suites ask, and absent drivers make it raise on init
+
+        pynvml.nvmlInit()
+    except Exception:  # ImportError, or NVMLError without a driver
+        return []
+    try:  # only the UUIDs: nvml_info also walks every NVLink of every GPU
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        return [nvml_text(pynvml.nvmlDeviceGetUUID(handle)) for handle in handles]
+    finally:
+        pynvml.nvmlShutdown()
 
 
 def host_gpus(environ: dict[str, str] | None = None) -> list[str]:

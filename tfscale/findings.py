@@ -160,7 +160,7 @@ def findings_table(best: pd.DataFrame) -> list[dict[str, str]]:
             "devices": str(r[m.DEVICES]),
             "best layout": r["best"],
             "examples/s": fmt.rate(r[m.THROUGHPUT_EXAMPLES_PER_S]),
-            "speedup": _ci_text(r[m.SPEEDUP], r[m.SPEEDUP_CI95_LOW], r[m.SPEEDUP_CI95_HIGH], "x"),
+            "speedup": fmt.figure(r[m.SPEEDUP], r[m.SPEEDUP_CI95_LOW], r[m.SPEEDUP_CI95_HIGH], unit="x"),
             "efficiency": fmt.percent(
                 r[m.SCALING_EFFICIENCY], r[m.SCALING_EFFICIENCY_CI95_LOW], r[m.SCALING_EFFICIENCY_CI95_HIGH]
             ),
@@ -168,11 +168,3 @@ def findings_table(best: pd.DataFrame) -> list[dict[str, str]]:
         }
         for _, r in best.iterrows()
     ]
-
-
-def _ci_text(value, low, high, unit: str) -> str:
-    if not fmt.given(value):
-        return ""
-    if fmt.given(low) and fmt.given(high):
-        return fmt.with_ci(value, low, high, unit)
-    return f"{fmt.significant(value)}{unit}"

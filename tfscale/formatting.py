@@ -31,13 +31,19 @@ def significant(value: float, digits: int = 3) -> str:
     return f"{value:,.{decimals_for(abs(value), digits)}f}"
 
 
-def ms(seconds: Any, low: Any = None, high: Any = None) -> str:
-    """A step time in ms: '2.62 ms'; with its CI '2.615 ms (2.574-2.657)', to the CI's precision."""
-    if not given(seconds):
+def figure(value: Any, low: Any = None, high: Any = None, scale: float = 1.0, unit: str = "", plain=significant) -> str:
+    """`value` x `scale` with its unit, and its CI where both ends are given (with_ci, to the CI's precision);
+    without a CI written by `plain`; '' when missing."""
+    if not given(value):
         return ""
     if given(low) and given(high):
-        return with_ci(seconds * 1e3, low * 1e3, high * 1e3, " ms")
-    return f"{significant(seconds * 1e3)} ms"
+        return with_ci(value * scale, low * scale, high * scale, unit)
+    return f"{plain(value * scale)}{unit}"
+
+
+def ms(seconds: Any, low: Any = None, high: Any = None) -> str:
+    """A step time in ms: '2.62 ms'; with its CI '2.615 ms (2.574-2.657)', to the CI's precision."""
+    return figure(seconds, low, high, 1e3, " ms")
 
 
 def rate(value: Any) -> str:
@@ -62,11 +68,7 @@ def size(num_bytes: Any) -> str:
 
 def percent(fraction: Any, low: Any = None, high: Any = None) -> str:
     """A fraction as a percentage: 0.873 -> '87 %'; with its CI '87.3 % (81.9-91.2)', to the CI's precision."""
-    if not given(fraction):
-        return ""
-    if given(low) and given(high):
-        return with_ci(fraction * 100, low * 100, high * 100, " %")
-    return f"{fraction * 100:.0f} %"
+    return figure(fraction, low, high, 100, " %", plain="{:.0f}".format)
 
 
 def change(fraction: Any) -> str:
@@ -86,8 +88,8 @@ def with_ci(value: float, low: float, high: float, unit: str = "") -> str:
 
 # Columns whose figures are rates of examples, fractions shown as %, or ratios shown as "1.45x" (by name; the
 # units of the others follow from their suffix: _s seconds, _bytes, _bytes_per_s).
-EXAMPLE_RATES = ("throughput", "rank_throughput", "examples_per_s")
-PERCENTS = ("efficiency", "fraction", "half_width_rel", "error", "change", "_rel")
+EXAMPLE_RATES = ("throughput", "examples_per_s")
+PERCENTS = ("efficiency", "fraction", "error", "change", "_rel")
 RATIOS = ("speedup", "step_time_ratio", "comm_vs_loopback")
 
 

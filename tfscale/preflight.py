@@ -14,10 +14,8 @@ GPU_INSTALL_HINT = "install TensorFlow's CUDA build: pip install -e '.[gpu]' (te
 
 def placement_problem(spec: RunSpec, gpus: list[str]) -> str | None:
     """Why the config's tasks do not fit on one host with these GPUs (every local task shares it), or None."""
-    tasks = contract.tasks_of(spec)
-    need = [contract.gpus_of(spec.strategy, task, spec.devices_per_node) for task in tasks]
     try:
-        contract.place_gpus(tasks, [0] * len(tasks), [gpus], need)
+        contract.place_on_host(spec, gpus)
     except contract.PlacementError as error:
         return str(error)
     return None

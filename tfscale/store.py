@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfscale import metrics as m
+from tfscale.axes import AUTO, AXES, SETTINGS
 from tfscale.errors import RecordWarning, ResultsError
 from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
 
@@ -199,88 +201,44 @@ def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
 
 
 _NUMBER = (int, float)
-_TEXT_FIELDS = (
-    "suite",
-    "run_id",
-    "device",
-    "device_kind",
-    "launcher",
-    "memory_kind",
-    "peak_memory_device",
-    "reason",
-    "host",
-    "timing",
-    "comm_method",
-    "measure_stop",
-    "warmup_stop",
-    "ci_covers",
-    "telemetry_window",
-    "gpu_telemetry_note",
-    "collective_implementation",
-    "model_parallel_method",
-    "link_check_method",
-    "log_path",
-    "log_tail",
-    "telemetry_path",
-    "trace_path",
-    "trace_error",
-    "tf_version",
-    "tfscale_version",
-    "started_at",
-    "finished_at",
-)
-_FLAGS = ("ci_met", "straggler", "overlap_out_of_range")
-_STATUSES = ("ok", "failed", "timeout", "skipped")
-# Measured figures readers compute with: on an ok record each must be a positive number (or a list of them).
-_OK_FIGURES = ("step_time_median_s", "throughput_examples_per_s")
-# Columns that hold numbers, by their unit's suffix (seconds, bytes, rates, watts, means, CI ends), and those that
-# hold lists of numbers.
+# Record columns by what they must hold when present (record_problem), besides the axes and settings, whose types
+# tfscale.axes gives. Columns named for a unit (_s, _bytes, _per_s, ...) hold numbers.
 _NUMBER_SUFFIXES = ("_s", "_bytes", "_per_s", "_w", "_mean", "_rel", "_fraction", "_ci95_low", "_ci95_high")
-_NUMBER_LISTS = (
-    "step_times_s",
-    "compute_times_s",
-    "repeat_medians_s",
-    "repeat_samples",
-    "rank_step_time_median_s",
-    "rank_throughput",
-    "rank_peak_memory_bytes",
-    "straggler_ranks",
-    "stage_param_bytes",
-)
-_NUMBERS = ("final_loss", "overlap_fraction_raw", "ci_target")
-
-
-_COUNTS = (
-    "devices",
-    "replicas",
-    "global_batch_size",
-    "params",
-    "samples",
-    "timed_steps",
-    "port_retries",
-    "repeat",
-    "telemetry_samples",
-    "trace_steps",
-)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, _NUMBER) and not isinstance(value, bool)
 
 
+_STATUSES = (m.STATUS_OK, m.STATUS_FAILED, m.STATUS_TIMEOUT, m.STATUS_SKIPPED)
+_OK_FIGURES = (m.STEP_TIME_MEDIAN_S, m.THROUGHPUT_EXAMPLES_PER_S)  # what readers compute with: positive when ok
+_TEXT = (
+    m.SUITE, m.RUN_ID, m.DEVICE, m.DEVICE_KIND, m.LAUNCHER, m.MEMORY_KIND, m.PEAK_MEMORY_DEVICE, m.REASON, m.HOST,
+    m.TIMING, m.COMM_METHOD, m.MEASURE_STOP, m.WARMUP_STOP, m.CI_COVERS, m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE,
+    m.COLLECTIVE_IMPLEMENTATION, m.MODEL_PARALLEL_METHOD, m.LINK_CHECK_METHOD, m.LOG_PATH, m.LOG_TAIL,
+    m.TELEMETRY_PATH, m.TRACE_PATH, m.TRACE_ERROR, m.TF_VERSION, m.TFSCALE_VERSION, m.STARTED_AT, m.FINISHED_AT,
+)  # fmt: skip
+_FLAGS = (m.CI_MET, m.STRAGGLER, m.OVERLAP_OUT_OF_RANGE)
+_NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET)
+_NUMBER_LISTS = (
+    m.STEP_TIMES_S, m.COMPUTE_TIMES_S, m.REPEAT_MEDIANS_S, m.REPEAT_SAMPLES, m.RANK_STEP_TIME_MEDIAN_S,
+    m.RANK_THROUGHPUT, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES,
+)  # fmt: skip
+_COUNTS = (
+    m.DEVICES, m.REPLICAS, m.GLOBAL_BATCH_SIZE, m.PARAMS, m.SAMPLES, m.TIMED_STEPS, m.PORT_RETRIES, m.REPEAT,
+    m.TELEMETRY_SAMPLES, m.TRACE_STEPS,
+)  # fmt: skip
+
+
 def record_problem(record: dict[str, Any]) -> str | None:
     """Why a JSON object cannot be a tfscale record readers can compute with (the first wrong field), or None: a
     text config_id, and of the fields present: a known status, text names, each axis and setting of its own type,
     an ok record's figures positive numbers."""
-    from tfscale.axes import AUTO, AXES, SETTINGS  # late: the store's writers need none of it
-
-    if not isinstance(record.get("config_id"), str):
-        return "config_id must be text"
-    for name in _TEXT_FIELDS:
-        if record.get(name) is not None and not isinstance(record[name], str):
-            return f"{name} must be text"
-    if record.get("status") is not None and record["status"] not in _STATUSES:
-        return f"status must be one of {', '.join(_STATUSES)}"
+    if not isinstance(record.get(m.CONFIG_ID), str):
+        return f"{m.CONFIG_ID} must be text"
+    status = record.get(m.STATUS)
+    if status is not None and status not in _STATUSES:
+        return f"{m.STATUS} must be one of {', '.join(_STATUSES)}"
     for name, axis in {**AXES, **SETTINGS}.items():
         value = record.get(name)
         if value is None or (axis.auto and value == AUTO):
@@ -291,6 +249,8 @@ def record_problem(record: dict[str, Any]) -> str | None:
     for name, value in record.items():
         if value is None:
             continue
+        if name in _TEXT and not isinstance(value, str):
+            return f"{name} must be text"
         if name in _NUMBER_LISTS:
             if not isinstance(value, list) or not all(_is_number(v) for v in value):
                 return f"{name} must be a list of numbers"
@@ -300,16 +260,10 @@ def record_problem(record: dict[str, Any]) -> str | None:
             return f"{name} must be a count"
         elif name in _FLAGS and not isinstance(value, bool):
             return f"{name} must be true or false"
-    if record.get("status") == "ok":
+    if status == m.STATUS_OK:  # its figures, numbers by now, must be positive
         for name in _OK_FIGURES:
-            value = record.get(name)
-            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool) or not value > 0):
+            if record.get(name) is not None and not record[name] > 0:
                 return f"{name} must be a positive number"
-        times = record.get("step_times_s")
-        if times is not None and (
-            not isinstance(times, list) or not all(isinstance(t, _NUMBER) and not isinstance(t, bool) for t in times)
-        ):
-            return "step_times_s must be a list of numbers"
     return None
 
 
@@ -367,15 +321,14 @@ def load_results(*paths: str | Path) -> pd.DataFrame:
     config and run: the lines of a config's repeated processes combined (tfscale.repeats)."""
     import pandas as pd  # late: only result readers pay pandas' import time
 
-    from tfscale.metrics import RECORD_COLUMNS
     from tfscale.repeats import combine_all
 
     frame = pd.DataFrame.from_records(combine_all(load_records(*paths)))
-    missing = [c for c in RECORD_COLUMNS if c not in frame.columns]
+    missing = [c for c in m.RECORD_COLUMNS if c not in frame.columns]
     if missing:  # one concat: adding columns one at a time fragments the frame
         frame = pd.concat([frame, pd.DataFrame(dict.fromkeys(missing), index=frame.index, dtype=object)], axis=1)
-    extra = [c for c in frame.columns if c not in RECORD_COLUMNS]
-    return frame[list(RECORD_COLUMNS) + extra]
+    extra = [c for c in frame.columns if c not in m.RECORD_COLUMNS]
+    return frame[list(m.RECORD_COLUMNS) + extra]
 
 
 def load_env(run: str | Path) -> dict[str, Any]:

@@ -34,3 +34,23 @@ def test_repeats_run_interleaved_and_a_resumed_run_runs_only_the_missing_process
     pending = pending_specs(plan, tmp_path, rerun_failed=False)
     assert [(s.config_id, r) for s, r in pending.runs] == [(two.config_id, 1), (one.config_id, 2), (two.config_id, 2)]
     assert (len(pending.specs), pending.recorded) == (2, 0)
+
+
+def test_recorded_statuses_read_only_the_lines_appended_since_the_last_look(tmp_path):
+    import json
+
+    from tfscale.runner import Recorded
+
+    path = tmp_path / "records.jsonl"
+    recorded = Recorded(path)
+    assert recorded.of("a") == {}  # no file yet
+    path.write_text(json.dumps({"config_id": "a", "status": "ok"}) + "\n")
+    assert recorded.of("a") == {0: "ok"}
+    offset = recorded.offset
+    with open(path, "a") as f:  # another tfscale appends a whole line and starts the next
+        f.write(json.dumps({"config_id": "b", "repeat": 1, "status": "failed"}) + "\n" + '{"config_id": "c", "st')
+    assert recorded.of("b") == {1: "failed"}
+    assert recorded.offset == path.stat().st_size - len('{"config_id": "c", "st') > offset
+    with open(path, "a") as f:
+        f.write('atus": "ok"}\n')
+    assert recorded.of("c") == {0: "ok"} and recorded.of("a") == {0: "ok"}

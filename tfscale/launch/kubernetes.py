@@ -52,7 +52,7 @@ class KubernetesLauncher(Launcher):
             tasks = contract.tasks_of(spec)
             for job, count in contract.job_counts(tasks).items():
                 first = next(t for t in tasks if t.job == job)
-                gpus = contract.gpus_of(spec.strategy, first, spec.devices_per_node) if spec.device == "gpu" else 0
+                gpus = contract.gpu_needs(spec, [first])[0]
                 replicas[TFJOB_REPLICA_TYPES[job]] = {
                     "replicas": count,
                     "restartPolicy": "Never",

@@ -258,11 +258,7 @@ class LocalLauncher(Launcher):
     def place(self, spec: RunSpec) -> dict[str, tuple[str, ...]]:
         """Each task's own GPUs on this host (every simulated node shares it); PlacementError when they do not
         fit. CPU configs: none."""
-        if spec.device != "gpu":
-            return {}
-        tasks = contract.tasks_of(spec)
-        need = [contract.gpus_of(spec.strategy, task, spec.devices_per_node) for task in tasks]
-        return contract.place_gpus(tasks, [0] * len(tasks), [self.gpus], need)
+        return contract.place_on_host(spec, self.gpus) if spec.device == "gpu" else {}
 
     def sampled_gpus(self, spec: RunSpec) -> list[str] | None:
         if spec.device != "gpu":

@@ -106,9 +106,7 @@ def step_gpus_per_node(spec: RunSpec, allocation_nodes: int) -> int:
     node holds k consecutive ranks: exactly ranks jk..jk+k-1 when the tasks fill every node, else some k or
     fewer consecutive ones, so the neediest k consecutive tasks bound it. Parameter servers and the
     ParameterServer chief need none (contract.gpus_of). 0 on CPU suites."""
-    if spec.device != "gpu":
-        return 0
-    need = [contract.gpus_of(spec.strategy, task, spec.devices_per_node) for task in contract.tasks_of(spec)]
+    need = contract.gpu_needs(spec)
     nodes, tasks = step_geometry(spec, allocation_nodes)
     k = tasks_per_node_at_most(spec, allocation_nodes)
     starts = range(0, tasks, k) if nodes * k == tasks else range(max(1, tasks - k + 1))

@@ -165,9 +165,12 @@ def _column_cells(column: str, values) -> tuple[list[str], list[str]]:
 LONG_CELL = 40  # characters: a longer cell may be cut by the one-line rows (CSS); its title shows all of it
 
 
-def _td(text: str, key: str) -> str:
+def _td(text: str, key: str | None = None, cls: str = "") -> str:
+    """A table cell: its sort key (sortable tables), a class, and its whole text as a title where it may be cut."""
+    sort = f' data-sort="{html.escape(key)}"' if key is not None else ""
+    style = f' class="{cls}"' if cls else ""
     title = f' title="{html.escape(text)}"' if len(text) > LONG_CELL else ""
-    return f'<td data-sort="{html.escape(key)}"{title}>{html.escape(text)}</td>'
+    return f"<td{sort}{style}{title}>{html.escape(text)}</td>"
 
 
 def packed_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> str:
@@ -181,7 +184,7 @@ def packed_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> str:
     return (
         f'<div id="{holder}" class="bigtable"><p>{len(frame)} rows: unpacking...</p></div>'
         f'<script type="application/octet-stream" class="table-data" data-for="{holder}">'
-        f"{pack({'columns': list(columns), 'rows': rows})}</script>"
+        f"{pack({'columns': list(columns), 'rows': rows, 'long_cell': LONG_CELL})}</script>"
     )
 
 
@@ -601,7 +604,7 @@ def render(
         "{{summary}}": html.escape(
             f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; tfscale {__version__}"
         ),
-        "{{findings}}": findings_section(view if view_note else frame),
+        "{{findings}}": findings_section(view),
         "{{contents}}": contents(parts),
         "{{sections}}": "\n".join(
             f'<h2 id="{part.id}">{html.escape(part.title)}</h2>\n{part.body}'
@@ -636,14 +639,7 @@ def findings_section(frame: pd.DataFrame) -> str:
         rows = findings.findings_table(best)
         head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
         body = "".join(
-            "<tr>"
-            + "".join(
-                f"<td{' class=figure' if c in FINDINGS_COLUMNS else ''}"
-                + (f' title="{html.escape(v)}"' if len(v) > LONG_CELL else "")
-                + f">{html.escape(v)}</td>"
-                for c, v in row.items()
-            )
-            + "</tr>"
+            "<tr>" + "".join(_td(v, cls="figure" if c in FINDINGS_COLUMNS else "") for c, v in row.items()) + "</tr>"
             for row in rows
         )
         table = f'<table class="findings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

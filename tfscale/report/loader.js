@@ -19,10 +19,10 @@
       Plotly.newPlot(target, figure.data, figure.layout, {responsive: true});
     });
   }
-  function cellHtml(tr, text, key) {
+  function cellHtml(tr, text, key, longCell) {
     var td = document.createElement("td");
     td.textContent = text;
-    if (text.length > 40) td.title = text;  // rows are one line: a cut cell shows its whole text on hover
+    if (text.length > longCell) td.title = text;  // rows are one line: a cut cell shows its whole text on hover
     td.dataset.sort = key;
     tr.appendChild(td);
   }
@@ -71,7 +71,7 @@
       shown.slice(state.page * state.size, (state.page + 1) * state.size).forEach(function (r) {
         var tr = body.insertRow();
         if (r.bad) tr.className = "bad";
-        r.text.forEach(function (text, i) { cellHtml(tr, text, r.key[i]); });
+        r.text.forEach(function (text, i) { cellHtml(tr, text, r.key[i], spec.long_cell); });
       });
       info.textContent = " rows " + (shown.length ? state.page * state.size + 1 : 0) + "-" +
         Math.min(shown.length, (state.page + 1) * state.size) + " of " + shown.length;

@@ -60,9 +60,7 @@ def slurm_environment(spec: RunSpec, environ: dict[str, str], node_gpus: list[st
     me = ranks[int(environ["SLURM_PROCID"])]
     env = {contract.TF_CONFIG_ENV: contract.tf_config(cluster, me.task)} if spec.cluster else {}
     if spec.device == "gpu":
-        mine = [r for r in ranks if r.node == me.node]
-        need = [contract.gpus_of(spec.strategy, r.task, spec.devices_per_node) for r in mine]
-        placed = contract.place_gpus([r.task for r in mine], [0] * len(mine), [node_gpus or []], need)
+        placed = contract.place_on_host(spec, node_gpus or [], [r.task for r in ranks if r.node == me.node])
         env[contract.VISIBLE_GPUS_ENV] = contract.visible_gpus_value(placed[me.task.name])
     return env
 
