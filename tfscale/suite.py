@@ -24,7 +24,7 @@ _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 class UserModel(BaseModel):
     """A suite's own model: `entry` is "module:function", called with `args` as keyword arguments."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     entry: str = Field(pattern=_ENTRY.pattern)
     args: dict[str, Any] = Field(default_factory=dict)
 
@@ -32,7 +32,7 @@ class UserModel(BaseModel):
 class CommbenchSettings(BaseModel):
     """Suite option `commbench`: before the configs, sweep the all-reduce of each topology (`true` = defaults)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     min_bytes: int = Field(1 << 10, ge=4)
     max_bytes: int = Field(64 << 20, ge=8)
     iters: int = Field(10, ge=1)
@@ -43,7 +43,7 @@ class NetworkSettings(BaseModel):
     """Suite option `network`: `{simulate: true, link: 1gbit}` (or a list of rates, swept as an axis) is the same
     as setting `network_link` in `defaults` (or `matrix`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     simulate: bool = False
     link: str | list[str] = "1gbit"
 
@@ -51,17 +51,38 @@ class NetworkSettings(BaseModel):
 class Suite(BaseModel):
     """A validated suite. `path` is where it was read from (for messages and user-model imports)."""
 
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    description: str = ""
-    device: Literal["cpu", "gpu"] = "cpu"
-    defaults: dict[str, Any] = Field(default_factory=dict)
-    matrix: dict[str, list[Any]] = Field(default_factory=dict)
-    exclude: list[dict[str, Any]] = Field(default_factory=list)
-    include: list[dict[str, Any]] = Field(default_factory=list)
-    models: dict[str, UserModel] = Field(default_factory=dict)
-    commbench: CommbenchSettings | None = None
-    network: NetworkSettings | None = None
+    # strict: a value of the wrong type is refused, not converted ("8" is not 8), as the axes' values are; the
+    # JSON Schema (tfscale.schema) then never refuses what the loader accepts.
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="names the results folder and the report (letters, digits, _ . -)",
+    )
+    description: str = Field("", description="one line shown at the top of the report")
+    device: Literal["cpu", "gpu"] = Field(
+        "cpu", description="cpu: logical CPU devices; gpu: the host's GPUs (refused before the sweep if absent)"
+    )
+    defaults: dict[str, Any] = Field(
+        default_factory=dict, description="values of axes and run settings that every config takes unless swept"
+    )
+    matrix: dict[str, list[Any]] = Field(
+        default_factory=dict, description="axes to sweep: each a list of values; the configs are their product"
+    )
+    exclude: list[dict[str, Any]] = Field(
+        default_factory=list, description="partial configs to drop from the product (a list of values drops each)"
+    )
+    include: list[dict[str, Any]] = Field(
+        default_factory=list, description="configs added to the product: each the defaults with these values"
+    )
+    models: dict[str, UserModel] = Field(
+        default_factory=dict, description='the suite\'s own models: name -> {entry: "module:function", args}'
+    )
+    commbench: CommbenchSettings | None = Field(
+        None, description="true: sweep the all-reduce of each topology before the configs (or these settings)"
+    )
+    network: NetworkSettings | None = Field(
+        None, description="{simulate: true, link: 1gbit}: every node of a cluster strategy behind a shaped link"
+    )
     path: str = ""
 
     @field_validator("commbench", mode="before")
@@ -129,8 +150,9 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
-    if "path" in data:
-        raise SuiteError(f"{source}: path: unknown key")
+    unknown = next((key for key in data if key == "path" or not isinstance(key, str)), None)
+    if unknown is not None:  # `path` is the loader's; `1:` or `null:` cannot be a keyword
+        raise SuiteError(f"{source}: {unknown if isinstance(unknown, str) else _short(unknown)}: unknown key")
     try:
         suite = Suite(**data, path=source)
     except ValidationError as e:

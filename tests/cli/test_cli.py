@@ -259,3 +259,13 @@ def test_predict_prints_predictions_and_the_holdout_check(runner):
     assert any(" 16 " in line and "mirrored" in line for line in lines)
     assert sum(1 for line in lines if line.split()[2:3] == ["64"]) == 7  # 3 models x 2 strategies, and MWMS
     assert lines[-1].startswith("method: Model, per workload, strategy and link")
+
+
+def test_schema_writes_the_json_schema_to_a_file_or_stdout(runner, tmp_path):
+    from tfscale.schema import schema_text
+
+    out = tmp_path / "suite.schema.json"
+    result = runner.invoke(cli, ["schema", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == schema_text()
+    assert json.loads(runner.invoke(cli, ["schema"]).output)["title"] == "tfscale suite"

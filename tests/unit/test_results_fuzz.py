@@ -20,7 +20,7 @@ from tfscale.predict import holdout, predict, unmodelled
 from tfscale.report import render
 from tfscale.store import load_results
 
-from .test_suite_fuzz import random_value
+from .generated_suites import random_value
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "quickstart-run"
 CASES = 300

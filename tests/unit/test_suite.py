@@ -29,6 +29,7 @@ def test_good_suite_parses():
     ("text", "message"),
     [
         ("name: x\nmatrix: {model: [mlp]}\ncolour: red\n", "s.yaml: colour: unknown key"),
+        ("1: x\nname: x\nmatrix: {model: [mlp]}\n", "s.yaml: 1: unknown key"),
         ("name: x\nmatrix: {modle: [mlp]}\n", "s.yaml: matrix.modle: unknown key 'modle'; allowed: model,"),
         ("name: x\nmatrix: {batch_size: [8, big]}\n", "s.yaml: matrix.batch_size[1]: expected int, got 'big'"),
         ("name: x\nmatrix: {jit: [1]}\n", "s.yaml: matrix.jit[0]: expected bool, got 1"),

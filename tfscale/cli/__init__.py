@@ -23,6 +23,7 @@ from tfscale.cli import (
     predict_cmd,
     report_cmd,
     run_cmd,
+    schema_cmd,
 )
 from tfscale.errors import RecordWarning, TfscaleError
 
@@ -71,6 +72,7 @@ for command in (
     predict_cmd.predict,
     clean_net_cmd.clean_net,
     collect_cmd.collect,
+    schema_cmd.schema,
 ):
     cli.add_command(command)
 

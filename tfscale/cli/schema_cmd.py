@@ -1,0 +1,22 @@
+"""`tfscale schema [-o FILE]`: the JSON Schema of the suite file, for editors and CI checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: standard output).")
+def schema(output: str | None) -> None:
+    """Write the JSON Schema of the suite file. Editors with the YAML language server validate and complete a suite
+    whose first line is `# yaml-language-server: $schema=FILE` (FILE relative to the suite)."""
+    from tfscale.schema import schema_text
+
+    text = schema_text()
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    click.echo(f"schema: {output}", err=True)
