@@ -1,11 +1,14 @@
 """tfscale: benchmarking and scaling analysis for TensorFlow distributed training.
 
-Public API: `load_results` (records → pandas DataFrame), `Workload` (what a user model returns), `__version__`.
-Importing tfscale imports neither TensorFlow nor pandas.
+Public API (docs/python-api.md): `run` (a sweep, as `tfscale run`; returns the records as a pandas DataFrame),
+`plan` (the configs a suite expands to), `report` (records to the HTML report), `load_results` (records → pandas
+DataFrame), `Workload` (what a user model returns), `__version__`. Importing tfscale imports neither TensorFlow nor
+pandas.
 """
 
 from tfscale._version import __version__
+from tfscale.api import plan, report, run
 from tfscale.store import load_results
 from tfscale.workload import Workload
 
-__all__ = ["Workload", "__version__", "load_results"]
+__all__ = ["Workload", "__version__", "load_results", "plan", "report", "run"]

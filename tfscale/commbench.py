@@ -20,7 +20,7 @@ from tfscale.comm import AlphaBeta, algbw, busbw, fit_alpha_beta, sweep_sizes
 from tfscale.errors import TfscaleError
 from tfscale.launch.base import Launcher
 from tfscale.launch.jobs import failure, new_job, run_job
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.spec import RunSpec
 from tfscale.store import LOGS_DIR, append_record, read_records
 from tfscale.suite import Suite

@@ -29,6 +29,12 @@ def entries(block: str) -> list[tuple[str, str]]:
     return found
 
 
+def meanings() -> dict[str, str]:
+    """column -> its unit and meaning, as tfscale/metrics.py states them (what docs/records.md shows)."""
+    source = Path(__file__).with_name("metrics.py").read_text(encoding="utf-8")
+    return dict(entries(source))
+
+
 def render(metrics_source: str | None = None) -> str:
     source = metrics_source or (Path(__file__).with_name("metrics.py")).read_text(encoding="utf-8")
     stored = source.split("# --- stored", 1)[1].split("# --- derived", 1)[0]

@@ -28,7 +28,7 @@ from tfscale.launch.base import Job, Launcher
 from tfscale.launch.jobs import new_job, record_fields, run_job
 from tfscale.launch.local import LocalLauncher
 from tfscale.launch.processes import WorkerCallError, call_worker
-from tfscale.plan import Plan
+from tfscale.planner import Plan
 from tfscale.spec import SPEC_FIELDS, RunSpec
 from tfscale.store import (
     ENV_FILE,

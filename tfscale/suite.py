@@ -6,6 +6,7 @@ what is allowed. Pure: imports no TensorFlow.
 
 from __future__ import annotations
 
+import copy
 import re
 import reprlib
 from pathlib import Path
@@ -148,8 +149,18 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         raise SuiteError(f"{source}: YAML error: {e}") from None
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
+    return suite_from_dict(data, source)
+
+
+def suite_from_dict(data: Any, source: str = "<dict>") -> Suite:
+    """Validate a suite given as the dict a suite file parses to (tfscale.run from Python); `source` names it in
+    messages. The dict is not changed."""
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
+    try:
+        data = copy.deepcopy(data)  # the network option and include entries are rewritten in place below
+    except RecursionError:
+        raise SuiteError(f"{source}: nested too deeply to be a suite") from None
     unknown = next((key for key in data if key == "path" or not isinstance(key, str)), None)
     if unknown is not None:  # `path` is the loader's; `1:` or `null:` cannot be a keyword
         raise SuiteError(f"{source}: {unknown if isinstance(unknown, str) else _short(unknown)}: unknown key")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tfscale import metrics as m
 from tfscale.labels import model_label, record_mode
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.runner import run_config
 from tfscale.suite import load_suite
 

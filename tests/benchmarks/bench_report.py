@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tfscale.report import write_report
+from tfscale.htmlreport import write_report
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "example-run"
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
 

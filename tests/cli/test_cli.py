@@ -5,6 +5,7 @@ import gzip
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -157,8 +158,33 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     slowed["throughput_examples_per_s"] /= 1.2
     (new / "records.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
     out = tmp_path / "cmp.html"
-    result = runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out), "--fail-on-regression"])
+    junit, markdown = tmp_path / "ci" / "junit.xml", tmp_path / "ci" / "compare.md"
+    result = runner.invoke(
+        cli,
+        [
+            "compare",
+            str(base),
+            str(new),
+            "-o",
+            str(out),
+            "--fail-on-regression",
+            "--junit",
+            junit,
+            "--markdown",
+            markdown,
+        ],
+    )
     assert result.exit_code == 1, result.output
+    assert f"; comparison: {out}, JUnit: {junit}, Markdown: {markdown}" in result.output
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("17", "1")
+    failed = [case for case in suite.iter("testcase") if case.find("failure") is not None]
+    assert failed[0].get("name").startswith(slowed["config_id"])
+    assert "REGRESSION: throughput -16.7%" in failed[0].find("failure").get("message")
+    assert "shift +19.7% (95 % CI +17.3, +22.1)" in failed[0].find("failure").get("message")
+    table = markdown.read_text().splitlines()
+    assert table[0].startswith("**tfscale compare**: 17 configs compared, 1 significant regression(s) beyond 5%")
+    assert table[4].startswith(f"| **REGRESSION** | `{slowed['config_id']}` |")
     verdicts = [line for line in result.output.splitlines() if "REGRESSION" in line]
     assert len(verdicts) == 1 and verdicts[0].startswith(slowed["config_id"]) and "-16.7%" in verdicts[0]
     assert "+19.7% (+17.3, +22.1)" in verdicts[0]  # Hodges-Lehmann: median of the pairwise differences

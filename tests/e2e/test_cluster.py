@@ -8,7 +8,7 @@ import pytest
 
 from tfscale.cli import cli
 from tfscale.launch import local as local_launcher
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
 

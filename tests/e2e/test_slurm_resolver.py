@@ -13,7 +13,7 @@ import pytest
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.launch.slurm import step_env
 from tfscale.merge import merge_rank_parts
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 pytestmark = pytest.mark.e2e

@@ -5,7 +5,7 @@ import json
 from tfscale.collect import launched_specs, outcome_of
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.launch.jobs import record_fields
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 SUITE = """

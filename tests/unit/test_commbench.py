@@ -2,7 +2,7 @@ import pytest
 
 from tfscale.commbench import format_sweep, merge_sweeps, sizes_between, topology, topology_spec
 from tfscale.errors import TfscaleError
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 

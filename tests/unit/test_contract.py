@@ -4,7 +4,7 @@ import sys
 
 from tfscale import contract
 from tfscale.contract import Task, cluster_tasks
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 

@@ -18,10 +18,10 @@ def test_cli_imports_nothing_heavy():
 
 
 def test_plan_suite_runner_and_public_api_do_not_import_tensorflow():
-    loaded = loaded_after("import tfscale, tfscale.plan, tfscale.suite, tfscale.runner, tfscale.envinfo")
+    loaded = loaded_after("import tfscale, tfscale.planner, tfscale.suite, tfscale.runner, tfscale.envinfo")
     assert loaded == dict.fromkeys(HEAVY, False)
 
 
 def test_analysis_and_report_use_pandas_and_plotly_but_not_tensorflow():
-    loaded = loaded_after("import tfscale.analysis, tfscale.report")
+    loaded = loaded_after("import tfscale.analysis, tfscale.htmlreport")
     assert loaded == {"tensorflow": False, "keras": False, "pandas": True, "plotly": True}

@@ -30,7 +30,7 @@ def test_layout_label():
 def test_telemetry_panels_of_model_parallel_configs_name_their_mode():
     import pandas as pd
 
-    from tfscale.report.figures import config_label
+    from tfscale.htmlreport.figures import config_label
 
     row = pd.Series(
         {

@@ -1,6 +1,6 @@
 """Before a GPU sweep starts any worker (tfscale.preflight): refusals in one line, and the env summary."""
 
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.preflight import env_summary, gpu_preflight, tf_gpu_count
 from tfscale.suite import parse_suite
 

@@ -16,8 +16,8 @@ from tfscale.cli import cli
 from tfscale.compare import compare, lost_configs
 from tfscale.errors import RecordWarning, TfscaleError
 from tfscale.findings import best_rows, failed_lines, findings_table, losses
+from tfscale.htmlreport import render
 from tfscale.predict import holdout, predict, unmodelled
-from tfscale.report import render
 from tfscale.store import load_results
 
 from .generated_suites import random_value

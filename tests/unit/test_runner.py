@@ -1,6 +1,6 @@
 """Which configs a resumed run still has to run (pure: records only, no worker)."""
 
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.runner import interleaved, pending_specs
 from tfscale.store import append_record, read_records
 from tfscale.suite import parse_suite

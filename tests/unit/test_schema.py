@@ -12,7 +12,7 @@ import yaml
 
 from tfscale.axes import ALL_KEYS, AXES
 from tfscale.errors import SuiteError
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.schema import LANGUAGE_SERVER_LINE, SCHEMA_FILE, schema_text, suite_schema, value_schema
 from tfscale.suite import parse_suite
 

@@ -43,3 +43,12 @@ def test_few_samples_have_no_confidence_interval():
 def test_no_samples_is_an_error():
     with pytest.raises(ValueError):
         StepStats.from_samples([])
+
+
+@pytest.mark.parametrize(("n", "ranks"), [(1024, (481, 544)), (3000, (1446, 1555))])
+def test_median_ci_ranks_past_the_float_range(n, ranks):
+    # 2.0**n overflowed from n = 1024 (a pooled three-process record of 1 ms windows has 3,000 samples); the exact
+    # ranks are where the normal approximation n/2 -+ 1.96 sqrt(n)/2 puts them
+    assert median_ci_ranks(n) == ranks
+    assert abs(ranks[0] - (n / 2 - 1.959964 * n**0.5 / 2)) < 1.5
+    assert StepStats.from_samples([float(i) for i in range(n)]).ci95_low == ranks[0] - 1

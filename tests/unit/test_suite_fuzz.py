@@ -7,7 +7,7 @@ import random
 import pytest
 
 from tfscale.errors import ResultsError, SuiteError
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.store import check_run_id
 from tfscale.suite import MAX_SUITE_BYTES, load_suite, parse_suite
 

@@ -16,7 +16,8 @@ import click
 def collect(folder: str, run_id: str | None, results_dir: str, reports_dir: str, no_report: bool) -> None:
     """Merge the result parts in DIR/results (written by the tasks of DIR's launch files) into records, as
     `tfscale run` does, then print the summary and write the report."""
-    from tfscale.cli.report_cmd import summary_and_report
+    from tfscale.api import summary_and_report
+    from tfscale.cli.echo import click_echo
     from tfscale.collect import collect as collect_parts
     from tfscale.runner import default_run_id
 
@@ -25,4 +26,5 @@ def collect(folder: str, run_id: str | None, results_dir: str, reports_dir: str,
     if done.not_run:
         click.echo(f"no result part yet for {len(done.not_run)} config(s): {', '.join(done.not_run)}")
     if done.records and not no_report:
-        summary_and_report([done.run_dir], Path(reports_dir) / f"{done.run_dir.parent.name}.html")
+        output = Path(reports_dir) / f"{done.run_dir.parent.name}.html"
+        summary_and_report([done.run_dir], output, reports_dir, click_echo())

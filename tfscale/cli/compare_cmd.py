@@ -17,15 +17,33 @@ import click
     is_flag=True,
     help="Exit 1 on a significant regression, or a config ok in BASE that failed, timed out or is missing in NEW.",
 )
-@click.option("--allow-missing", is_flag=True, help="With --fail-on-regression: configs missing in NEW do not fail.")
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="With --fail-on-regression (and in --junit): configs missing in NEW do not fail.",
+)
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False),
+    help="Also write JUnit XML: one test case per config, failed where the gate fails.",
+)
+@click.option("--markdown", type=click.Path(dir_okay=False), help="Also write a short Markdown table for a PR comment.")
 def compare(
-    base: str, new: str, output: str | None, threshold: float, fail_on_regression: bool, allow_missing: bool
+    base: str,
+    new: str,
+    output: str | None,
+    threshold: float,
+    fail_on_regression: bool,
+    allow_missing: bool,
+    junit: str | None,
+    markdown: str | None,
 ) -> None:
     """Compare the run folders BASE and NEW (configs matched by config_id, else by axes)."""
     # Late imports: pandas and plotly load only for this command.
     from tfscale.compare import DRIFT_NOTE, LOST_MISSING, ON_WINDOWS, TESTED_ON, env_differences, lost_configs, p_text
     from tfscale.compare import compare as compare_runs
-    from tfscale.report.comparison import render_comparison
+    from tfscale.gate import junit_xml, markdown_table, shift_text, summary_line
+    from tfscale.htmlreport.comparison import render_comparison
     from tfscale.store import load_env, load_results
     from tfscale.textable import format_table
 
@@ -45,7 +63,7 @@ def compare(
                     "mode": r["mode"],
                     "layout": r["layout"],
                     "throughput": f"{r['throughput_change']:+.1%}",
-                    "step shift (95 % CI)": _shift_text(r),
+                    "step shift (95 % CI)": shift_text(r),
                     "p": p_text(r["p_value"]),
                     "q": p_text(r["q_value"]),
                     "verdict": r["verdict"],
@@ -61,20 +79,17 @@ def compare(
     on_windows = int((rows[TESTED_ON] == ON_WINDOWS).sum()) if not rows.empty else 0
     if on_windows:
         click.echo(f"note: {on_windows} config(s) {DRIFT_NOTE}")
+    for target, text in (
+        (junit, lambda: junit_xml(rows, lost, threshold, base, new, allow_missing)),
+        (markdown, lambda: markdown_table(rows, lost, threshold)),
+    ):
+        if target:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            Path(target).write_text(text(), encoding="utf-8")
+    written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
+    click.echo(f"{summary_line(rows, lost, threshold)}; comparison: {path}{written}")
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
     missing = sum(1 for c in lost if c.status == LOST_MISSING)
     failed = len(lost) - missing
-    click.echo(
-        f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}, "
-        f"{failed} newly failed, {missing} missing in NEW; comparison: {path}"
-    )
     if fail_on_regression and (regressions or failed or (missing and not allow_missing)):
         raise click.exceptions.Exit(1)
-
-
-def _shift_text(row) -> str:
-    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2 % (+9.8, +10.6)'."""
-    text = f"{row['shift_rel']:+.1%}"
-    if row["shift_ci95_low_rel"] is None or row["shift_ci95_low_rel"] != row["shift_ci95_low_rel"]:
-        return text
-    return f"{text} ({row['shift_ci95_low_rel'] * 100:+.1f}, {row['shift_ci95_high_rel'] * 100:+.1f})"

@@ -1,4 +1,5 @@
-"""`tfscale export PATH --format csv|parquet`: the records as one table file for notebooks."""
+"""`tfscale export PATH --format csv|parquet|tensorboard`: the records as one table file for notebooks, or as a
+TensorBoard HParams experiment."""
 
 from __future__ import annotations
 
@@ -8,19 +9,37 @@ import click
 
 from tfscale.errors import TfscaleError
 
+FORMATS = ("csv", "parquet", "tensorboard")
+
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: beside the records).")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="csv", show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    help="File to write (csv, parquet), or folder (tensorboard); default: beside the records.",
+)
 def export(path: str, fmt: str, output: str | None) -> None:
-    """Write the records under PATH (file, run, suite folder or results root), with the scaling columns."""
+    """Write the records under PATH (file, run, suite folder or results root), with the scaling columns: as one
+    table, or as an HParams experiment (axes as hyperparameters, figures as metrics) for `tensorboard --logdir`."""
     from tfscale.analysis import add_scaling  # late: pandas only for this command
     from tfscale.store import load_results
 
     frame = add_scaling(load_results(path))
     source = Path(path)
-    target = Path(output) if output else (source.parent if source.is_file() else source) / f"records.{fmt}"
+    beside = source.parent if source.is_file() else source
+    if fmt == "tensorboard":
+        from tfscale.hparams import write_hparams
+
+        target = Path(output) if output else beside / "tensorboard"
+        if target.is_file():
+            raise TfscaleError(f"{target}: is a file; --format tensorboard writes a folder")
+        trials = write_hparams(frame, target)
+        click.echo(f"wrote {trials} trials to {target} (tensorboard --logdir {target}, HPARAMS tab)")
+        return
+    target = Path(output) if output else beside / f"records.{fmt}"
     if fmt == "csv":
         frame.to_csv(target, index=False)  # list columns (step_times_s, rank_*) are written as their text
     else:

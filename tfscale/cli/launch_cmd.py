@@ -11,7 +11,7 @@ from tfscale import contract
 from tfscale.errors import TfscaleError
 from tfscale.launch import TARGETS
 from tfscale.launch.emit import LaunchOptions, emit
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import load_suite
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
+from tfscale.api import plan as plan_suite
 from tfscale.netsim.network import unavailable_reason
-from tfscale.plan import expand, network_note, plan_rows
+from tfscale.planner import network_note, plan_rows
 from tfscale.preflight import gpu_preflight
-from tfscale.suite import load_suite
 from tfscale.textable import format_table
 
 
@@ -15,7 +15,7 @@ from tfscale.textable import format_table
 @click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
 def plan(suite_file: str) -> None:
     """Print the configs SUITE expands to and their count."""
-    result = expand(load_suite(suite_file))
+    result = plan_suite(suite_file)
     click.echo(format_table(plan_rows(result)))
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
     click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device}){collapsed}")

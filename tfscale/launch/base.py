@@ -21,7 +21,7 @@ from tfscale.labels import model_label
 from tfscale.spec import RunSpec
 
 if TYPE_CHECKING:
-    from tfscale.plan import Plan
+    from tfscale.planner import Plan
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tfscale import contract
 from tfscale.launch.base import spec_file
-from tfscale.plan import Plan
+from tfscale.planner import Plan
 from tfscale.store import write_json_atomic
 
 SPEC_ORDER_FILE = "order.json"  # specs/order.json: the config ids in plan order (tfscale collect keeps it)

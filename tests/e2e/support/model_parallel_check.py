@@ -18,7 +18,7 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
     import keras
     import tensorflow as tf
 
-    from tfscale.plan import expand
+    from tfscale.planner import expand
     from tfscale.suite import parse_suite
     from tfscale.worker.data import synthetic_batch
     from tfscale.worker.models import build_workload

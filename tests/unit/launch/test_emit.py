@@ -11,7 +11,7 @@ import yaml
 
 from tfscale.cli import cli
 from tfscale.launch.emit import LaunchOptions, emit
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.spec import RunSpec
 from tfscale.suite import parse_suite
 

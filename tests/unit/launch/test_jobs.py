@@ -2,7 +2,7 @@
 
 from tfscale.launch.base import Outcome
 from tfscale.launch.jobs import failure
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 

@@ -8,7 +8,7 @@ import sys
 from tfscale.contract import cluster_tasks, tf_config
 from tfscale.launch.base import Job
 from tfscale.launch.local import LocalLauncher, cluster_spec, pick_ports
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 

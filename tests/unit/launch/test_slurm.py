@@ -11,7 +11,7 @@ from tfscale.launch.slurm import (
     step_geometry,
     step_gpus_per_node,
 )
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
 SPECS = expand(

@@ -10,7 +10,7 @@ from tfscale.netsim.hosts import placement
 from tfscale.netsim.linkcheck import check_bytes
 from tfscale.netsim.network import Layout, setup_commands, teardown_commands, token_of, unavailable_reason
 from tfscale.netsim.rate import parse_rate, tbf_burst_bytes
-from tfscale.plan import expand, network_note
+from tfscale.planner import expand, network_note
 from tfscale.suite import parse_suite
 
 

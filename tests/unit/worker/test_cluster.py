@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tfscale.plan import expand
+from tfscale.planner import expand
 from tfscale.suite import parse_suite
 from tfscale.worker import cluster
 

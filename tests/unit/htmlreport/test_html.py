@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from tfscale.report import INLINE_ROWS, MAX_WARNINGS, pack, records_table, warnings_html
+from tfscale.htmlreport import INLINE_ROWS, MAX_WARNINGS, pack, records_table, warnings_html
 
 
 def unpack(text: str):

@@ -41,8 +41,8 @@ from tfscale.analysis import (
     warnings_for,
 )
 from tfscale.commbench import COMMBENCH_FILE
-from tfscale.report import figures, sections
-from tfscale.report.sections import Omitted, Section
+from tfscale.htmlreport import figures, sections
+from tfscale.htmlreport.sections import Omitted, Section
 from tfscale.store import find_records_files, load_env, load_results, read_records
 
 TEMPLATE = Path(__file__).with_name("template.html")

@@ -4,7 +4,7 @@ import pytest
 
 from tfscale.axes import PARALLELISMS
 from tfscale.errors import SuiteError
-from tfscale.plan import expand, plan_rows
+from tfscale.planner import expand, plan_rows
 from tfscale.suite import parse_suite
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from tfscale.errors import SuiteError
-from tfscale.plan import config_id, expand, plan_rows
+from tfscale.planner import config_id, expand, plan_rows
 from tfscale.suite import parse_suite
 
 

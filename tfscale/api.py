@@ -1,0 +1,368 @@
+"""tfscale from Python: `run`, `plan` and `report`, the same path as the `tfscale` command (its click commands are
+thin wrappers over these), for notebooks and scripts.
+
+The same checks and errors as the CLI: a bad suite or option raises `tfscale.errors.TfscaleError` (a `SuiteError`
+for the suite) with the one line the CLI prints; Ctrl-C stops the workers, keeps every finished record, prints the
+resume command and raises KeyboardInterrupt. Where the CLI exits 1 because a config failed, `run` returns the
+records: their `status` column says which.
+
+Importing this module imports neither TensorFlow (only worker processes do) nor pandas (loaded once there are
+records to return).
+"""
+
+from __future__ import annotations
+
+import errno
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfscale import metrics as m
+from tfscale.errors import SuiteError, TfscaleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tfscale.planner import Plan
+
+RUN_LAUNCHERS = ("local", "slurm")  # tfscale.launch.LAUNCHERS that `run` drives, named here to import no launcher
+INTERRUPTED_EXIT = 130  # the CLI's exit status after Ctrl-C (128 + SIGINT)
+
+
+@dataclass(frozen=True)
+class Echo:
+    """Where `run` and `report` write their lines: `out` for progress and results, `err` for notes and warnings."""
+
+    out: Callable[[str], None]
+    err: Callable[[str], None]
+
+
+def _stdout(line: str) -> None:
+    print(line, flush=True)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+PRINT = Echo(_stdout, _stderr)
+QUIET = Echo(lambda line: None, lambda line: None)
+
+
+def load(suite: str | Path | Mapping[str, Any]):
+    """A validated `Suite` from a suite file's path or from a dict of the same keys (its user models are then
+    imported relative to the current directory)."""
+    from tfscale.suite import load_suite, suite_from_dict
+
+    if isinstance(suite, Mapping):
+        return suite_from_dict(dict(suite))
+    if not isinstance(suite, (str, Path)):
+        raise SuiteError(f"suite: give a suite file's path or a dict, got {type(suite).__name__}")
+    return load_suite(suite)
+
+
+def plan(suite: str | Path | Mapping[str, Any]) -> Plan:
+    """The configs a suite expands to (`Plan.specs`, one `RunSpec` each), without running anything. Raises
+    SuiteError."""
+    from tfscale.planner import expand
+
+    return expand(load(suite))
+
+
+def report(
+    paths: str | Path | list[str | Path],
+    output: str | Path | None = None,
+    *,
+    reports_dir: str | Path = "reports",
+    quiet: bool = False,
+) -> Path:
+    """Render records (files, run folders, suite folders or a results root) as one self-contained HTML report;
+    returns its path (default: reports/<suite>.html for a run or suite folder, else reports/report.html). Prints
+    the summary table unless `quiet`."""
+    return summary_and_report(paths, output, reports_dir, QUIET if quiet else PRINT)
+
+
+def summary_and_report(paths, output, reports_dir, echo: Echo) -> Path:
+    """The summary table, then the HTML report (what `run`, `report` and `collect` end with); returns its path."""
+    # Late imports: pandas and plotly load only once there are records to show.
+    from tfscale.analysis import add_scaling, summary_rows
+    from tfscale.htmlreport import write_report
+    from tfscale.store import load_results
+    from tfscale.textable import format_table
+
+    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    target = Path(output) if output else default_report_path(paths, reports_dir)
+    echo.out(format_table(summary_rows(add_scaling(load_results(*paths)))))
+    written = write_report(paths, target)
+    echo.out(f"report: {written}")
+    return written
+
+
+def default_report_path(paths: list[Path], reports_dir: str | Path) -> Path:
+    """reports/<suite>.html when PATH is a run or suite folder (results/<suite>/<run>), else reports/report.html."""
+    if len(paths) == 1:
+        path = Path(paths[0])
+        if (path / "records.jsonl").is_file():
+            return Path(reports_dir) / f"{path.parent.name}.html"
+        if path.is_dir() and any(path.glob("*/records.jsonl")):
+            return Path(reports_dir) / f"{path.name}.html"
+    return Path(reports_dir) / "report.html"
+
+
+@dataclass(frozen=True)
+class SlurmArgs:
+    """`tfscale run --launcher slurm` options: the allocation's partition, account, time limit, extra salloc args."""
+
+    partition: str | None = None
+    account: str | None = None
+    time_limit: str | None = None
+    extra: tuple[str, ...] = ()
+
+    def given(self) -> bool:
+        return bool(self.partition or self.account or self.time_limit or self.extra)
+
+
+def run(
+    suite: str | Path | Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    results_dir: str | Path = "results",
+    reports_dir: str | Path = "reports",
+    resume: bool | None = None,
+    rerun_failed: bool = False,
+    fresh: bool = False,
+    no_report: bool = False,
+    launcher: str = "local",
+    partition: str | None = None,
+    account: str | None = None,
+    time_limit: str | None = None,
+    slurm_args: tuple[str, ...] | list[str] = (),
+    quiet: bool = False,
+) -> pd.DataFrame:
+    """Run every config of `suite` (a path or a dict), store the records in results_dir/<suite>/<run_id>/ and
+    write reports_dir/<suite>.html; return the run's records with the scaling columns (tfscale.load_results +
+    analysis), `frame.attrs["run_dir"]` the run folder. The keywords are the options of `tfscale run`."""
+    return run_suite(
+        load(suite),
+        suite_file=None if isinstance(suite, Mapping) else str(suite),
+        run_id=run_id,
+        results_dir=str(results_dir),
+        reports_dir=str(reports_dir),
+        resume=resume,
+        rerun_failed=rerun_failed,
+        fresh=fresh,
+        no_report=no_report,
+        launcher=launcher,
+        slurm=SlurmArgs(partition, account, time_limit, tuple(slurm_args)),
+        echo=QUIET if quiet else PRINT,
+    ).frame()
+
+
+@dataclass
+class RunOutcome:
+    """What `run_suite` did: the run folder, its records, the report written (None with no_report), and the configs
+    that failed or timed out."""
+
+    run_dir: Path
+    records: list[dict[str, Any]]
+    report: Path | None
+    failed: set[str]
+
+    def frame(self) -> pd.DataFrame:
+        from tfscale.analysis import add_scaling  # late: pandas
+        from tfscale.store import load_results
+
+        frame = add_scaling(load_results(self.run_dir))
+        frame.attrs["run_dir"] = str(self.run_dir)
+        return frame
+
+
+def run_suite(
+    suite,
+    *,
+    suite_file: str | None,
+    run_id: str | None,
+    results_dir: str,
+    reports_dir: str,
+    resume: bool | None,
+    rerun_failed: bool,
+    fresh: bool,
+    no_report: bool,
+    launcher: str,
+    slurm: SlurmArgs,
+    echo: Echo,
+) -> RunOutcome:
+    """`tfscale run` and `tfscale.run`: plan, check, run the sweep through the launcher, store, report."""
+    from tfscale.envinfo import collect_env
+    from tfscale.netsim.network import unavailable_reason
+    from tfscale.planner import expand, network_note
+    from tfscale.progress import Progress
+    from tfscale.runner import check_user_models, default_run_id, pending_specs, run_plan
+    from tfscale.store import run_dir
+
+    if launcher not in RUN_LAUNCHERS:
+        raise TfscaleError(f"launcher: {launcher!r}; allowed: {', '.join(RUN_LAUNCHERS)}")
+    plan = expand(suite)
+    if fresh and run_id:
+        raise TfscaleError("--fresh starts a new run: give it no --run-id")
+    run_id = run_id or default_run_id()
+    folder = run_dir(results_dir, plan.suite.name, run_id)
+    has_records = (folder / "records.jsonl").exists()
+    if resume is None:
+        resume = has_records or rerun_failed
+    if has_records and not resume:
+        raise TfscaleError(
+            f"{folder}: this run already has records; resume it (--resume, --rerun-failed) or start a new one (--fresh)"
+        )
+    note = network_note(plan, unavailable_reason())
+    if note:
+        echo.err(note)
+    elif any(spec.network_link is not None for spec in plan.specs):
+        _remove_stale_networks(echo)
+    check_user_models(plan)
+    pending = pending_specs(plan, folder, rerun_failed)
+    kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
+    retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
+    echo.out(
+        f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
+        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment"
+        + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else "")
+    )
+
+    chosen = _launcher(launcher, slurm, pending.specs, plan.suite.name, echo)
+    env = collect_env()
+    if plan.suite.device == "gpu":
+        _gpu_preflight(chosen, pending.specs, env, echo)
+    resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))
+    with _interrupts_stop_workers():
+        try:
+            with chosen:
+                result = run_plan(
+                    plan,
+                    results_dir,
+                    run_id,
+                    env=env,
+                    on_record=Progress(len(pending.runs), echo.out),
+                    pending=pending,
+                    launcher=chosen,
+                    on_skip=echo.err,
+                )
+        except OSError as error:
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise TfscaleError(
+                f"{folder}: {error.strerror}: the sweep stopped; the records before are intact: free space, then "
+                f"resume with: {resume_command}"
+            ) from None
+        except KeyboardInterrupt:
+            echo.err(
+                f"\ntfscale: interrupted; finished configs are recorded in {folder / 'records.jsonl'}; "
+                f"resume with: {resume_command}"
+            )
+            raise
+    echo.out(f"records: {result.run_dir / 'records.jsonl'}")
+    for error in result.commbench_errors:
+        echo.err(f"warning: {error}")
+    written = None
+    if not no_report:
+        written = summary_and_report([result.run_dir], Path(reports_dir) / f"{plan.suite.name}.html", reports_dir, echo)
+    failed = {r[m.CONFIG_ID] for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)}
+    if failed:
+        configs = len({r[m.CONFIG_ID] for r in result.records})
+        echo.err(f"{len(failed)} of {configs} configs did not succeed (see the report's warnings)")
+    return RunOutcome(result.run_dir, result.records, written, failed)
+
+
+def _processes(pending) -> str:
+    """' (N processes: repeats)' where configs run in more than one process each."""
+    return f" ({len(pending.runs)} processes: repeats)" if len(pending.runs) > len(pending.specs) else ""
+
+
+def _resume_command(suite_file: str | None, run_id: str, results_dir: str) -> list[str]:
+    command = ["tfscale", "run", suite_file or "SUITE", "--run-id", run_id]
+    return command + (["--results-dir", results_dir] if results_dir != "results" else [])
+
+
+def _remove_stale_networks(echo: Echo) -> None:
+    """Simulated hosts a tfscale killed with SIGKILL left behind (its workers died with it; its namespaces cannot):
+    removed before this run makes its own, as `tfscale clean-net` would."""
+    from tfscale.netsim.clean import clean
+
+    stale = clean()
+    names = stale.namespaces + stale.links
+    if names:
+        echo.err(f"note: removed what a tfscale that died left of its simulated hosts: {', '.join(names)}")
+
+
+def _gpu_preflight(launcher, specs, env: dict, echo: Echo) -> None:
+    """Print what GPUs there are and what TF sees; refuse the sweep (before any worker starts) when a config does
+    not fit on this host's GPUs or TF cannot use them. On Slurm the GPUs are on the nodes: each rank checks its
+    own share there."""
+    from tfscale.preflight import env_summary, gpu_preflight, tf_gpu_count
+
+    echo.out(env_summary(env))
+    if launcher.name != "local":
+        return
+    problem = gpu_preflight(specs, launcher.gpus, tf_gpu_count(env))
+    if problem:
+        raise TfscaleError(f"refused before the sweep: {problem}")
+
+
+def _launcher(name: str, slurm: SlurmArgs, specs, suite_name: str, echo: Echo):
+    """The launcher the sweep runs through (a context manager held for the sweep)."""
+    from tfscale.launch import LAUNCHERS
+
+    if name == "local":
+        if slurm.given():
+            raise TfscaleError("--partition, --account, --time-limit and --slurm-arg need --launcher slurm")
+        return LAUNCHERS["local"]()
+    from tfscale.launch.slurm import SlurmOptions, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        raise TfscaleError(reason)
+    options = SlurmOptions(slurm.partition, slurm.account, slurm.time_limit, slurm.extra)
+    return LAUNCHERS["slurm"](options, specs, f"tfscale-{suite_name}", echo.out)
+
+
+def _hard_stop(signum, frame) -> None:
+    import os
+
+    from tfscale.launch.processes import kill_live_now
+    from tfscale.netsim.network import remove_live_networks
+
+    kill_live_now()
+    remove_live_networks()
+    sys.stderr.write("tfscale: interrupted again: workers killed\n")
+    sys.stderr.flush()
+    os._exit(INTERRUPTED_EXIT)
+
+
+def _interrupt(signum, frame) -> None:
+    # The first interrupt unwinds normally (workers are stopped by the launchers on the way out); a second one
+    # must not interrupt that cleanup half-way and leave processes behind, so it kills them all itself.
+    signal.signal(signal.SIGINT, _hard_stop)
+    signal.signal(signal.SIGTERM, _hard_stop)
+    raise KeyboardInterrupt
+
+
+class _interrupts_stop_workers:
+    """For the sweep: SIGINT and SIGTERM unwind (the launchers stop their workers), a second one kills them at once;
+    the previous handlers come back after. Signal handlers can only be set in the main thread: elsewhere (a
+    notebook's background thread) the caller's handling stays as it is."""
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = (signal.signal(signal.SIGINT, _interrupt), signal.signal(signal.SIGTERM, _interrupt))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous[0])
+            signal.signal(signal.SIGTERM, self.previous[1])

@@ -1,0 +1,12 @@
+"""Where the CLI writes the lines of library calls (tfscale.api.Echo)."""
+
+from __future__ import annotations
+
+import click
+
+from tfscale.api import Echo
+
+
+def click_echo() -> Echo:
+    """Results and progress on standard output, notes and warnings on standard error."""
+    return Echo(click.echo, lambda line: click.echo(line, err=True))

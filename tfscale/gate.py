@@ -1,0 +1,139 @@
+"""What a CI system reads of `tfscale compare`: JUnit XML (one test case per config, shown natively by GitLab,
+Jenkins, Azure Pipelines and GitHub test-report actions) and a short Markdown table for a pull-request comment.
+Pure: the rows of `tfscale.compare.compare` and its `lost_configs` in, text out.
+
+A test case fails exactly where `--fail-on-regression` would fail the gate: a significant regression beyond the
+threshold, a config ok in BASE that failed or timed out in NEW, or one missing in NEW (skipped instead with
+`--allow-missing`).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+
+from tfscale import formatting
+from tfscale.compare import LOST_MISSING, VERDICT_REGRESSION, Lost, p_text
+
+JUNIT_SUITE = "tfscale compare"
+
+
+def shift_text(row) -> str:
+    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2% (+9.8, +10.6)'."""
+    text = f"{row['shift_rel']:+.1%}"
+    low, high = row["shift_ci95_low_rel"], row["shift_ci95_high_rel"]
+    if not (formatting.given(low) and formatting.given(high)):
+        return text
+    return f"{text} ({low * 100:+.1f}, {high * 100:+.1f})"
+
+
+def summary_line(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
+    """'17 configs compared, 1 significant regression(s) beyond 5%, 0 newly failed, 0 missing in NEW'."""
+    regressions = int(rows["regression"].sum()) if not rows.empty else 0
+    missing = sum(1 for c in lost if c.status == LOST_MISSING)
+    return (
+        f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}, "
+        f"{len(lost) - missing} newly failed, {missing} missing in NEW"
+    )
+
+
+def _figures(row) -> str:
+    """One config's comparison in one line: verdict, throughput change, step shift with CI, p and q."""
+    shift = f"{row['shift_rel']:+.1%}"
+    if formatting.given(row["shift_ci95_low_rel"]) and formatting.given(row["shift_ci95_high_rel"]):
+        shift += f" (95 % CI {row['shift_ci95_low_rel'] * 100:+.1f}, {row['shift_ci95_high_rel'] * 100:+.1f})"
+    return (
+        f"{row['verdict']}: throughput {row['throughput_change']:+.1%} "
+        f"({formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "
+        f"step time shift {shift}, p {p_text(row['p_value'])}, q {p_text(row['q_value'])}, "
+        f"tested on {row['tested_on']}"
+    )
+
+
+def _name(config_id: str, model: str, mode: str, layout: str) -> str:
+    return f"{config_id} {model} {mode} {layout}"
+
+
+def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str, new: str, allow_missing=False) -> str:
+    """The comparison as JUnit XML: one <testcase> per compared or lost config, in the rows' order then BASE's."""
+    suite = ET.Element("testsuite", name=JUNIT_SUITE)
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (("base", base), ("new", new), ("threshold", f"{threshold:g}")):
+        ET.SubElement(properties, "property", name=key, value=value)
+    failures = skipped = 0
+    for _, row in rows.iterrows():
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=JUNIT_SUITE,
+            name=_name(row["config_id"], row["model"], row["mode"], row["layout"]),
+        )
+        if row["verdict"] == VERDICT_REGRESSION:
+            failures += 1
+            message = f"{_figures(row)}; beyond the {threshold:.0%} threshold"
+            ET.SubElement(case, "failure", message=message, type=VERDICT_REGRESSION).text = message
+        else:
+            ET.SubElement(case, "system-out").text = _figures(row)
+    for config in lost:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=JUNIT_SUITE,
+            name=_name(config.config_id, config.model, config.mode, config.layout),
+        )
+        if config.status == LOST_MISSING and allow_missing:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=f"{config.line()} (--allow-missing)")
+        else:
+            failures += 1
+            ET.SubElement(case, "failure", message=config.line(), type=config.status).text = config.line()
+    suite.set("tests", str(len(rows) + len(lost)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    root = ET.Element("testsuites", name=JUNIT_SUITE, tests=suite.get("tests"), failures=str(failures), errors="0")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _cell(text) -> str:
+    """A Markdown table cell: pipes escaped, line breaks removed."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
+    """A pull-request comment: the summary line, what fails the gate first (regressions, newly failed, missing),
+    then every compared config in a collapsed table."""
+    header = "| verdict | config | model | mode | layout | throughput | step shift (95 % CI) | q |\n" + "|---" * 8 + "|"
+
+    def line(row) -> str:
+        cells = (
+            f"**{row['verdict']}**" if row["verdict"] == VERDICT_REGRESSION else row["verdict"],
+            f"`{row['config_id']}`",
+            row["model"],
+            row["mode"],
+            row["layout"],
+            f"{row['throughput_change']:+.1%}",
+            shift_text(row),
+            p_text(row["q_value"]),
+        )
+        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+    out = [f"**tfscale compare**: {summary_line(rows, lost, threshold)}.", ""]
+    regressions = rows[rows["verdict"] == VERDICT_REGRESSION] if not rows.empty else rows
+    if len(regressions):
+        out += [header, *(line(r) for _, r in regressions.iterrows()), ""]
+    out += [f"- {_cell(config.line())}" for config in lost]
+    if lost:
+        out.append("")
+    if not rows.empty:
+        out += [f"<details><summary>All {len(rows)} compared configs</summary>", "", header]
+        out += [line(r) for _, r in rows.iterrows()]
+        out += ["", "</details>", ""]
+    out.append(
+        "Significance: Mann-Whitney U test on the step-time samples, Benjamini-Hochberg q < 0.05; "
+        "shift: Hodges-Lehmann estimate with its 95 % CI."
+    )
+    return "\n".join(out) + "\n"
