@@ -98,3 +98,13 @@ def test_a_suite_the_schema_refuses_is_refused_by_plan(validator, capsys):
     assert sum(outcomes.values()) == CASES and outcomes["both accept"] > 100 and outcomes["both refuse"] > 100
     with capsys.disabled():
         print(f"\nschema vs plan on {CASES} generated suites: {outcomes}")
+
+
+def test_the_ci_recipe_suite_validates_and_plans(validator):
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text()
+    suite = re.search(r"```yaml\n(# yaml-language-server.*?)```", text, re.S).group(1)
+    assert list(validator.iter_errors(yaml.safe_load(suite))) == []
+    plan = expand(parse_suite(suite, "ci-gate.yaml"))
+    assert len(plan.specs) == 3 and {s.repeats for s in plan.specs} == {5}

@@ -82,7 +82,7 @@ def _pod(spec: RunSpec, name: str, gpus: int, options) -> dict:
         "limits": {"memory": options.pod_memory},
     }
     if gpus:
-        resources["limits"]["nvidia.com/gpu"] = gpus
+        resources["limits"]["nvidia.com/gpu"] = str(gpus)  # a quantity: text in the Kubernetes API's model
     mounts = [{"name": "spec", "mountPath": SPEC_MOUNT}, {"name": "results", "mountPath": RESULTS_MOUNT}]
     volumes = [
         {"name": "spec", "configMap": {"name": f"{name}-spec"}},

@@ -110,13 +110,13 @@ def test_tfjob_manifests_are_configmap_plus_tfjob_per_cluster_config(tmp_path):
 
     mwms = by_strategy["multi_worker_mirrored"]
     assert list(mwms) == ["Worker"] and mwms["Worker"]["replicas"] == 2
-    assert limits(mwms["Worker"]) == {"memory": "32Gi", "nvidia.com/gpu": 4}
+    assert limits(mwms["Worker"]) == {"memory": "32Gi", "nvidia.com/gpu": "4"}
     ps = by_strategy["parameter_server"]
     assert {k: v["replicas"] for k, v in ps.items()} == {"Chief": 1, "Worker": 2, "PS": 1}
-    assert [limits(ps[k]).get("nvidia.com/gpu") for k in ("Chief", "Worker", "PS")] == [None, 1, None]
+    assert [limits(ps[k]).get("nvidia.com/gpu") for k in ("Chief", "Worker", "PS")] == [None, "1", None]
     mirrored = by_strategy["mirrored"]
     assert list(mirrored) == ["Worker"] and mirrored["Worker"]["replicas"] == 1
-    assert limits(mirrored["Worker"])["nvidia.com/gpu"] == 2
+    assert limits(mirrored["Worker"])["nvidia.com/gpu"] == "2"
 
 
 def test_launch_names_the_configs_it_does_not_emit(runner, tmp_path):
