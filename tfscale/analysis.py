@@ -83,7 +83,20 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     out[m.BASELINE_NOTE] = notes
     median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
     out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
+    out[m.ACHIEVED_FLOPS_PER_S] = achieved_flops(out)
     return out
+
+
+def achieved_flops(frame: pd.DataFrame) -> pd.Series:
+    """FLOP/s of each config: its FLOPs per example x its throughput (examples/s). Per example, not per step, so
+    that ParameterServer configs, whose throughput counts completed examples, are measured the same way. Empty
+    where flops_per_step is (not counted, or records older than the column)."""
+
+    def column(name: str) -> pd.Series:
+        values = frame[name] if name in frame.columns else pd.Series(math.nan, index=frame.index)
+        return pd.to_numeric(values, errors="coerce").astype("float64")
+
+    return column(m.FLOPS_PER_STEP) / column(m.GLOBAL_BATCH_SIZE) * column(m.THROUGHPUT_EXAMPLES_PER_S)
 
 
 SCALING_FIGURES = (

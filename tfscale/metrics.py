@@ -45,6 +45,9 @@ DURATION_S = "duration_s"  # s, wall time of the config's processes seen by the 
 FINAL_LOSS = "final_loss"  # loss of the last timed step: a check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
 FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
+FLOPS_METHOD = "flops_method"  # how flops_per_step was counted (tfscale.flops), or why it is empty
+FLOPS_PER_REPLICA_STEP = "flops_per_replica_step"  # FLOPs of one replica's forward + backward on its batch share
+FLOPS_PER_STEP = "flops_per_step"  # FLOPs of one training step over all replicas (matrix products, convolutions)
 GLOBAL_BATCH_SIZE = "global_batch_size"  # examples per step over all replicas
 GPU_MEM_PEAK_BYTES = "gpu_mem_peak_bytes"  # bytes, highest NVML memory used on any GPU while sampled
 GPU_POWER_MEAN_W = "gpu_power_mean_w"  # W, mean NVML power draw per GPU sample
@@ -136,6 +139,7 @@ WARMUP_STOP = "warmup_stop"  # why the warm-up ended: steady (last 3 blocks of 0
 WINDOW_STEPS = "window_steps"  # steps per timing window (as set or calibrated); a sample is window time / window_steps
 
 # --- derived by tfscale.analysis (never stored) ---------------------------------------------------------------
+ACHIEVED_FLOPS_PER_S = "achieved_flops_per_s"  # FLOP/s, flops_per_step / global_batch_size x throughput
 BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node baseline used
 BASELINE_NOTE = "baseline_note"  # why speedup/efficiency are empty, when they are
 BUSBW_LINK_FRACTION = "busbw_link_fraction"  # busbw_bytes_per_s / link_bytes_per_s (simulated hosts)
@@ -205,6 +209,9 @@ RECORD_COLUMNS = (
     MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S,
     THROUGHPUT_PER_REPLICA,
+    FLOPS_PER_STEP,
+    FLOPS_PER_REPLICA_STEP,
+    FLOPS_METHOD,
     PEAK_MEMORY_BYTES,
     MEMORY_KIND,
     PEAK_MEMORY_DEVICE,

@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #   3 (tfscale 0.4.0): a line is one worker process's measurement: a config run with repeats: N has N lines
 #     (repeat 0 .. N-1) that load_results combines into one record (tfscale.repeats); version-2 lines ran once
 #     (repeat 0). Precision columns (ci_target, ci_met, ci_half_width_rel, samples, warmup_stop, measure_stop) and
-#     CI columns are new columns, empty for older records.
+#     CI columns are new columns, empty for older records. Later in 0.4.0, without a new version: flops_per_step,
+#     flops_per_replica_step, flops_method (empty for older records).
 # A column added without changing any meaning needs no new version: load_results gives older records every column of
 # RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
 SCHEMA_VERSION = 3
@@ -226,7 +227,7 @@ _NUMBER_LISTS = (
 )  # fmt: skip
 _COUNTS = (
     m.DEVICES, m.REPLICAS, m.GLOBAL_BATCH_SIZE, m.PARAMS, m.SAMPLES, m.TIMED_STEPS, m.PORT_RETRIES, m.REPEAT,
-    m.TELEMETRY_SAMPLES, m.TRACE_STEPS,
+    m.TELEMETRY_SAMPLES, m.TRACE_STEPS, m.FLOPS_PER_STEP, m.FLOPS_PER_REPLICA_STEP,
 )  # fmt: skip
 
 

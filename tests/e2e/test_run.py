@@ -121,7 +121,16 @@ def test_records_carry_every_column_with_real_values(sweep):
         32,
         pytest.approx(mirrored2["throughput_examples_per_s"] / 2),
     )
+    # FLOPs counted from each config's own gradient graph: the mlp's is the analytic count at the replica's batch
+    # share, x replicas; the user model's is counted too (its two dense layers, no input gradient for the first)
+    for r in records:
+        assert r["flops_method"].startswith("graph count"), r["flops_method"]
+        assert r["flops_per_step"] == r["flops_per_replica_step"] * r["replicas"] > 0
+    from tfscale.flops import analytic_flops
+
+    assert mirrored2["flops_per_step"] == 2 * analytic_flops("mlp", "tiny", 16)
     regressor = records[3]
+    assert regressor["flops_per_replica_step"] == 2 * 16 * (4 * 16 * 2 + 16 * 1 * 3)  # 16 examples per replica
     assert regressor["model_size"] is None
     assert regressor["params"] == 4 * 16 + 16 + 16 + 1  # Dense(16) on 4 features, Dense(1)
     assert regressor["grad_bytes"] == regressor["params"] * 4

@@ -19,6 +19,7 @@ from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, parse_visible_gpu
 from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
+from tfscale.worker.flops import flops_columns
 from tfscale.worker.loop import LoopResult, Plan, run_timed_loop
 from tfscale.worker.memory import PeakMemory, peak_memory, reset_peaks
 from tfscale.worker.trainer import Trainer, variable_bytes
@@ -84,7 +85,9 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
         loop.extra.update(profile_steps(trainer.step, trainer.sync, spec.profile_steps, logdir, trainer.collectives))
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
-    return measurements(spec, loop, trainer, peak)
+    record = measurements(spec, loop, trainer, peak)
+    # Last: it builds a copy of the model on the CPU, which must not count in the memory figures read above.
+    return record | flops_columns(spec, trainer.replicas)
 
 
 def own_gpu_uuids() -> list[str]:
