@@ -67,33 +67,26 @@ def einsum_flops(equation: str, inputs: Sequence[Shape]) -> int | None:
     return 2 * math.prod(sizes.values())
 
 
-def conv_flops(op_type: str, inputs: Sequence[Shape], output: Shape, data_format: str = "NHWC") -> int | None:
-    """Conv2D and its gradients: 2 x (elements of the forward output) x kh kw c_in. Each gradient costs what the
-    forward convolution costs. Shapes: Conv2D (input, filter) -> output; BackpropInput (input_sizes, filter,
-    out_backprop) -> input grad; BackpropFilter (input, filter_sizes, out_backprop) -> filter grad."""
-    if op_type == "Conv2D":
-        filter_shape, forward_out = inputs[1], output
-    elif op_type == "Conv2DBackpropInput":
-        filter_shape, forward_out = inputs[1], inputs[2]
-    else:
-        filter_shape, forward_out = output, inputs[2]
+def _filter_and_forward_output(op_type: str, inputs: Sequence[Shape], output: Shape) -> tuple[Shape, Shape]:
+    """A convolution's filter shape and its forward output's shape, from the forward op (input, filter) -> output,
+    the input gradient (input_sizes, filter, out_backprop) or the filter gradient (input, filter_sizes,
+    out_backprop) -> filter grad."""
+    if op_type.endswith("BackpropInput"):
+        return inputs[1], inputs[2]
+    if op_type.endswith("BackpropFilter"):
+        return output, inputs[2]
+    return inputs[1], output
+
+
+def conv_flops(op_type: str, inputs: Sequence[Shape], output: Shape) -> int | None:
+    """Conv2D and its gradients (NHWC): 2 x (elements of the forward output) x kh kw c_in; each gradient costs what
+    the forward convolution costs. Depthwise convolutions: 2 x (elements of the forward output) x kh kw."""
+    filter_shape, forward_out = _filter_and_forward_output(op_type, inputs, output)
     if not (_known(filter_shape) and _known(forward_out)) or len(filter_shape) != 4:
         return None
     kh, kw, c_in, _ = filter_shape
-    return 2 * math.prod(forward_out) * kh * kw * c_in
-
-
-def depthwise_flops(op_type: str, inputs: Sequence[Shape], output: Shape) -> int | None:
-    """Depthwise convolutions: 2 x (elements of the forward output) x kh kw (one input channel per output)."""
-    if op_type == "DepthwiseConv2dNative":
-        filter_shape, forward_out = inputs[1], output
-    elif op_type == "DepthwiseConv2dNativeBackpropInput":
-        filter_shape, forward_out = inputs[1], inputs[2]
-    else:
-        filter_shape, forward_out = output, inputs[2]
-    if not (_known(filter_shape) and _known(forward_out)) or len(filter_shape) != 4:
-        return None
-    return 2 * math.prod(forward_out) * filter_shape[0] * filter_shape[1]
+    per_output = kh * kw if op_type.startswith("Depthwise") else kh * kw * c_in
+    return 2 * math.prod(forward_out) * per_output
 
 
 def op_flops(op_type: str, inputs: Sequence[Shape], outputs: Sequence[Shape], attrs: dict | None = None) -> int | None:
@@ -105,10 +98,8 @@ def op_flops(op_type: str, inputs: Sequence[Shape], outputs: Sequence[Shape], at
         return matmul_flops(op_type, inputs[0] if inputs else None, output, transpose)
     if op_type == "Einsum":
         return einsum_flops(attrs.get("equation", ""), inputs)
-    if op_type in CONV_OPS:
+    if op_type in CONV_OPS or op_type in DEPTHWISE_OPS:
         return conv_flops(op_type, inputs, output)
-    if op_type in DEPTHWISE_OPS:
-        return depthwise_flops(op_type, inputs, output)
     return 0
 
 
