@@ -84,6 +84,10 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
     out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
     out[m.ACHIEVED_FLOPS_PER_S] = achieved_flops(out)
+    peak = pd.to_numeric(out[m.PEAK_FLOPS_PER_S], errors="coerce") if m.PEAK_FLOPS_PER_S in out.columns else math.nan
+    out[m.MFU] = (out[m.ACHIEVED_FLOPS_PER_S] / (pd.to_numeric(out[m.DEVICES], errors="coerce") * peak)).astype(
+        "float64"
+    )
     return out
 
 

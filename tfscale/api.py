@@ -198,8 +198,10 @@ def run_suite(
     echo: Echo,
 ) -> RunOutcome:
     """`tfscale run` and `tfscale.run`: plan, check, run the sweep through the launcher, store, report."""
-    from tfscale.envinfo import collect_env
+    from tfscale.envinfo import collect_env, cpu_peaks
     from tfscale.netsim.network import unavailable_reason
+    from tfscale.peaks import ENV_KEY as PEAK_ENV_KEY
+    from tfscale.peaks import cpu_request
     from tfscale.planner import expand, network_note
     from tfscale.progress import Progress
     from tfscale.runner import check_user_models, default_run_id, pending_specs, run_plan
@@ -230,12 +232,15 @@ def run_suite(
     retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
     echo.out(
         f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
-        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment"
+        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment and peak FLOP/s"
         + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else "")
     )
 
     chosen = _launcher(launcher, slurm, pending.specs, plan.suite.name, echo)
     env = collect_env()
+    counts, dtypes = cpu_request(pending.specs, chosen.name)
+    if counts:  # the denominator of MFU on CPUs: measured on this host, now (tfscale.peaks)
+        env[PEAK_ENV_KEY] = cpu_peaks(counts, dtypes)
     if plan.suite.device == "gpu":
         _gpu_preflight(chosen, pending.specs, env, echo)
     resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))

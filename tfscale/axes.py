@@ -408,6 +408,17 @@ SETTINGS: dict[str, Axis] = _axes(
         recorded=False,
     ),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
+    Axis(
+        "peak_flops_per_s",
+        float,
+        None,
+        "peak FLOP/s of one device, the denominator of mfu; empty: GPUs from tfscale.peaks' datasheet table, CPUs "
+        "measured by a matmul microbenchmark before the sweep",
+        minimum=1,
+        nullable=True,
+        sweepable=False,
+        recorded=False,
+    ),
 )
 
 ALL_KEYS: dict[str, Axis] = {**AXES, **SETTINGS}

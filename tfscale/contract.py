@@ -65,6 +65,7 @@ TRAIN = "train"
 COMMBENCH = "commbench"
 ENV = "env"
 CHECK_MODELS = "check-models"
+PEAK = "peak"  # the CPU's peak FLOP/s per logical device (tfscale.worker.peak)
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,9 @@ def fill_task(template: str, task_name: str) -> str:
 def worker_argv(
     result_path: str | Path, mode: str = TRAIN, input_path: str | Path | None = None, python: str | None = None
 ) -> list[str]:
-    """The worker's command line, the only place it is built. `input_path`: the spec file (TRAIN, COMMBENCH) or
-    the list of user models (CHECK_MODELS); `result_path`: a path, or a template with TASK_FIELD."""
+    """The worker's command line, the only place it is built. `input_path`: the spec file (TRAIN, COMMBENCH), the
+    list of user models (CHECK_MODELS) or the device counts and dtypes (PEAK); `result_path`: a path, or a template
+    with TASK_FIELD."""
     argv = [python or sys.executable, "-m", "tfscale.worker"]
     if mode == TRAIN:
         argv += ["--spec", str(input_path)]
@@ -150,6 +152,8 @@ def worker_argv(
         argv += ["--env"]
     elif mode == CHECK_MODELS:
         argv += ["--check-models", str(input_path)]
+    elif mode == PEAK:
+        argv += ["--peak", str(input_path)]
     else:
         raise ValueError(f"unknown worker mode {mode!r}")
     return [*argv, "--result", str(result_path)]

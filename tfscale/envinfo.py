@@ -188,5 +188,14 @@ def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
         return {"error": str(error)}
 
 
+def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) -> dict[str, Any]:
+    """The CPU's peak FLOP/s per logical device for these device counts and compute dtypes (tfscale.worker.peak),
+    measured in a fresh worker process; {"error": ...} when that fails (MFU is then empty, with the reason)."""
+    try:
+        return call_worker(contract.PEAK, timeout_s, request={"counts": sorted(set(counts)), "dtypes": dtypes})
+    except WorkerCallError as error:
+        return {"error": str(error)}
+
+
 def collect_env() -> dict[str, Any]:
     return {**host_env(), "tensorflow": tensorflow_env()}

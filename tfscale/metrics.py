@@ -84,6 +84,8 @@ PARALLELISM = "parallelism"  # data|pipeline|tensor|hybrid
 PARAMS = "params"  # count of model parameters (trainable and not)
 PARAM_BYTES_PER_DEVICE = "param_bytes_per_device"  # bytes, parameters on the most loaded device
 PARTITIONER = "partitioner"  # parameter_server: none|min_size|fixed_shards variable partitioner
+PEAK_FLOPS_METHOD = "peak_flops_method"  # where peak_flops_per_s comes from (datasheet, microbenchmark, suite)
+PEAK_FLOPS_PER_S = "peak_flops_per_s"  # FLOP/s of one device at the config's precision; CPU: per logical device
 PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PEAK_MEMORY_DEVICE = "peak_memory_device"  # whose peak_memory_bytes: the GPU of the task ("GPU:1") or "process"
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
@@ -155,6 +157,7 @@ GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
 INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: time waiting for input (0 with synthetic in-memory data)
 LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes × 1", "2 workers + 1 PS" (tfscale.labels)
+MFU = "mfu"  # achieved_flops_per_s / (devices x peak_flops_per_s): model FLOPs utilisation, 0..1
 MODE = "mode"  # how a config uses its devices, e.g. "data (mirrored)", "pipeline 2 stages x 4 micro-batches"
 PREDICTED_STEP_S = "predicted_step_s"  # s, tfscale.predict: modelled step time at a device count
 REST_S = "rest_s"  # s, loss breakdown: gap_s minus the other terms (compute growth, overheads)
@@ -212,6 +215,8 @@ RECORD_COLUMNS = (
     FLOPS_PER_STEP,
     FLOPS_PER_REPLICA_STEP,
     FLOPS_METHOD,
+    PEAK_FLOPS_PER_S,
+    PEAK_FLOPS_METHOD,
     PEAK_MEMORY_BYTES,
     MEMORY_KIND,
     PEAK_MEMORY_DEVICE,

@@ -254,7 +254,7 @@ def _setting(name: str, value: Any, device: str) -> Any:
     """A run setting's value in the spec: floats as floats, min_window_s auto resolved for the device."""
     if name == "min_window_s" and value == AUTO:
         return MIN_WINDOW_S[device]
-    return float(value) if SETTINGS[name].kind is float and value != AUTO else value
+    return float(value) if SETTINGS[name].kind is float and value not in (AUTO, None) else value
 
 
 def network_note(plan: Plan, reason: str | None) -> str | None:

@@ -28,6 +28,7 @@ from tfscale.launch.base import Job, Launcher
 from tfscale.launch.jobs import new_job, record_fields, run_job
 from tfscale.launch.local import LocalLauncher
 from tfscale.launch.processes import WorkerCallError, call_worker
+from tfscale.peaks import devices_on_host, peak_columns
 from tfscale.planner import Plan
 from tfscale.spec import SPEC_FIELDS, RunSpec
 from tfscale.store import (
@@ -246,6 +247,8 @@ def run_plan(
             if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
                 _stop_if_disk_full(folder)  # its worker could not write: not the config's failure, the disk's
                 failed.add(spec.config_id)
+            if env is not None and record[m.STATUS] == m.STATUS_OK:
+                record.update(peak_record(spec, env, launcher.name))
             fit = fits.get(topology_key(spec))
             if fit is not None and record[m.STATUS] == m.STATUS_OK:
                 record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
@@ -257,6 +260,13 @@ def run_plan(
             on_record(index, record)
     _remove_if_empty(folder / WORK_DIR)
     return outcome
+
+
+def peak_record(spec: RunSpec, env: dict[str, Any], launcher: str) -> dict[str, Any]:
+    """peak_flops_per_s and how it was found: the suite's, a GPU's datasheet figure, the CPU microbenchmark's."""
+    on_host = devices_on_host(spec.devices, spec.devices_per_node, launcher)
+    peak, method = peak_columns(spec.device, spec.precision, on_host, env, spec.peak_flops_per_s)
+    return {m.PEAK_FLOPS_PER_S: peak, m.PEAK_FLOPS_METHOD: method}
 
 
 MIN_FREE_BYTES = 1 << 20  # less free space than this beside a failed config: the disk is full, not the config

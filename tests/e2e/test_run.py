@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tfscale import load_results
+from tfscale.analysis import add_scaling
 from tfscale.cli import cli
 from tfscale.envinfo import cpu_set_text
 from tfscale.metrics import RECORD_COLUMNS
@@ -38,6 +39,12 @@ include:
 models:
   regressor: {entry: "user_models:tiny_regressor", args: {width: 16}}
 """
+
+
+def _compute(precision: str) -> str:
+    from tfscale.peaks import CPU_DTYPES
+
+    return CPU_DTYPES[precision]
 
 
 def read_records(path: Path) -> list[dict]:
@@ -127,6 +134,15 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["flops_method"].startswith("graph count"), r["flops_method"]
         assert r["flops_per_step"] == r["flops_per_replica_step"] * r["replicas"] > 0
     from tfscale.flops import analytic_flops
+
+    # the CPU's peak measured before the sweep (env.json), each device's share of it in the record, MFU derived
+    env_peaks = json.loads((run / "env.json").read_text())["peak_flops_per_s"]
+    assert env_peaks["host"]["float32"] > 1e9 and env_peaks["method"].startswith("matmul microbenchmark")
+    for r in records:
+        assert r["peak_flops_per_s"] == pytest.approx(env_peaks["host"][_compute(r["precision"])] / r["devices"])
+        assert r["peak_flops_method"] == env_peaks["method"]
+    frame = add_scaling(load_results(run))
+    assert (frame["mfu"] > 0).all() and (frame["achieved_flops_per_s"] > 0).all()
 
     assert mirrored2["flops_per_step"] == 2 * analytic_flops("mlp", "tiny", 16)
     regressor = records[3]

@@ -21,9 +21,9 @@ SUITE = {
 def test_plan_of_a_dict_and_of_a_file_are_the_same_configs(tmp_path):
     import yaml
 
-    assert len(tfscale.planner(SUITE).specs) == 3
+    assert len(tfscale.plan(SUITE).specs) == 3
     for suite in (SUITE, yaml.safe_load((SUITES / "quickstart.yaml").read_text())):
-        from_dict, from_file = tfscale.planner(suite).specs, tfscale.planner(_file(tmp_path, suite)).specs
+        from_dict, from_file = tfscale.plan(suite).specs, tfscale.plan(_file(tmp_path, suite)).specs
         assert [s.config_id for s in from_dict] == [s.config_id for s in from_file]
         assert {s.suite_dir for s in from_dict} == {str(Path.cwd())}  # user models: imported from here
 
@@ -31,7 +31,7 @@ def test_plan_of_a_dict_and_of_a_file_are_the_same_configs(tmp_path):
 def test_the_dict_is_not_changed():
     suite = {"name": "n", "network": {"simulate": True, "link": ["1gbit"]}, "include": [{"nodes": 2}]}
     before = repr(suite)
-    tfscale.planner(suite | {"defaults": {"strategy": "multi_worker_mirrored"}})
+    tfscale.plan(suite | {"defaults": {"strategy": "multi_worker_mirrored"}})
     assert repr(suite) == before
 
 
@@ -45,7 +45,7 @@ def test_the_dict_is_not_changed():
 )
 def test_a_bad_suite_raises_the_cli_line(suite, message):
     with pytest.raises(TfscaleError) as error:
-        tfscale.planner(suite)
+        tfscale.plan(suite)
     assert str(error.value).startswith(message)
 
 
@@ -68,10 +68,10 @@ def test_run_refuses_bad_options_before_running_anything(tmp_path):
 def test_report_from_python_returns_the_written_path(tmp_path, capsys):
     run = tmp_path / "quickstart" / "r"
     shutil.copytree(DATA / "example-run", run)
-    written = tfscale.htmlreport(run, reports_dir=tmp_path / "reports")
+    written = tfscale.report(run, reports_dir=tmp_path / "reports")
     assert written == tmp_path / "reports" / "quickstart.html" and written.stat().st_size > 100_000
     assert f"report: {written}" in capsys.readouterr().out
-    quiet = tfscale.htmlreport([run], tmp_path / "q.html", quiet=True)
+    quiet = tfscale.report([run], tmp_path / "q.html", quiet=True)
     assert quiet == tmp_path / "q.html" and capsys.readouterr().out == ""
 
 
@@ -79,7 +79,7 @@ def _file(tmp_path, suite) -> Path:
     import yaml
 
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(suite))
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))  # the same key order: the same config order
     return path
 
 

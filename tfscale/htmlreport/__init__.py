@@ -570,6 +570,7 @@ def render(
         for build in (
             figures.throughput_figure,
             figures.efficiency_figure,
+            figures.mfu_figure,
             figures.step_time_figure,
             figures.memory_figure,
         )

@@ -95,6 +95,24 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
 
 
+def _per_layout_line(ok: pd.DataFrame, y: str, label: str, hover: list[str], wrap: int) -> go.Figure:
+    """`y` against devices, one line per strategy and layout, one panel per workload, with the CI columns
+    ci_plus and ci_minus as error bars."""
+    return px.line(
+        ok,
+        x=m.DEVICES,
+        y=y,
+        color="strategy_label",
+        facet_col="workload",
+        facet_col_wrap=wrap,
+        markers=True,
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
+        hover_data=[m.CONFIG_ID, *hover],
+        labels={m.DEVICES: "devices", y: label},
+    )
+
+
 def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = _ok(frame)
     ok = ok[ok[m.SCALING_EFFICIENCY].notna()]
@@ -104,19 +122,7 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     efficiency = ok[m.SCALING_EFFICIENCY].astype(float)
     ok["ci_plus"] = pd.to_numeric(ok.get(m.SCALING_EFFICIENCY_CI95_HIGH), errors="coerce") - efficiency
     ok["ci_minus"] = efficiency - pd.to_numeric(ok.get(m.SCALING_EFFICIENCY_CI95_LOW), errors="coerce")
-    fig = px.line(
-        ok,
-        x=m.DEVICES,
-        y=m.SCALING_EFFICIENCY,
-        color="strategy_label",
-        facet_col="workload",
-        facet_col_wrap=wrap,
-        markers=True,
-        error_y="ci_plus",
-        error_y_minus="ci_minus",
-        hover_data=[m.CONFIG_ID, m.SPEEDUP, m.BASELINE_CONFIG_ID],
-        labels={m.DEVICES: "devices", m.SCALING_EFFICIENCY: "scaling efficiency"},
-    )
+    fig = _per_layout_line(ok, m.SCALING_EFFICIENCY, "scaling efficiency", [m.SPEEDUP, m.BASELINE_CONFIG_ID], wrap)
     fig.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="ideal", annotation_position="top left")
     fig.update_yaxes(rangemode="tozero")
     return _layout(
@@ -125,6 +131,33 @@ def efficiency_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         "bootstrap of both configs' windows)",
         _facet_rows(ok, wrap),
     )
+
+
+MFU_TITLE = (
+    "Model FLOPs utilisation vs devices (achieved FLOP/s / (devices x peak); FLOPs counted from each config's "
+    "gradient graph; peak: GPU datasheet, or the CPU matmul microbenchmark, where N logical devices share the "
+    "host's peak; bars: from the step time's 95 % CI)"
+)
+
+
+def mfu_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    """MFU against devices per layout, beside scaling efficiency: how much of the hardware's limit each device
+    count uses, not only how much of the 1-device speed survives."""
+    ok = _ok(frame)
+    if m.MFU not in ok.columns:
+        return None
+    ok = ok[pd.to_numeric(ok[m.MFU], errors="coerce").notna()]
+    if ok.empty:
+        return None
+    mfu = ok[m.MFU].astype(float)
+    median = ok[m.STEP_TIME_MEDIAN_S].astype(float)
+    # MFU is proportional to throughput, which is inversely proportional to the step time
+    ok["ci_plus"] = mfu * median / pd.to_numeric(ok[m.STEP_TIME_CI95_LOW_S], errors="coerce") - mfu
+    ok["ci_minus"] = mfu - mfu * median / pd.to_numeric(ok[m.STEP_TIME_CI95_HIGH_S], errors="coerce")
+    hover = [m.ACHIEVED_FLOPS_PER_S, m.PEAK_FLOPS_PER_S, m.SCALING_EFFICIENCY]
+    fig = _per_layout_line(ok, m.MFU, "MFU", hover, wrap)
+    fig.update_yaxes(rangemode="tozero", tickformat=".0%")
+    return _layout(fig, MFU_TITLE, _facet_rows(ok, wrap))
 
 
 def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:

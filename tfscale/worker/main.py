@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env", action="store_true", help="write TensorFlow's view of this host to --result")
     parser.add_argument("--commbench", action="store_true", help="run the all-reduce size sweep, not training")
     parser.add_argument("--check-models", help="JSON file listing user models to import and build; errors to --result")
+    parser.add_argument("--peak", help="JSON file {counts, dtypes}: the CPU's peak FLOP/s per logical device")
     args = parser.parse_args(argv)
 
     if args.env:
@@ -136,6 +137,13 @@ def main(argv: list[str] | None = None) -> int:
         from tfscale.worker.envinfo import tensorflow_env
 
         write_json_atomic(args.result, tensorflow_env())
+        return 0
+    if args.peak:
+        _prepare_environment("cpu")
+        from tfscale.worker.peak import measure
+
+        request = json.loads(Path(args.peak).read_text())
+        write_json_atomic(args.result, measure(request["counts"], request["dtypes"]))
         return 0
     if args.check_models:
         _prepare_environment("cpu")

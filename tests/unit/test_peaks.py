@@ -1,0 +1,92 @@
+"""Peak FLOP/s per device (the denominator of MFU) and MFU itself: exact values."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from tfscale import metrics as m
+from tfscale.analysis import add_scaling
+from tfscale.peaks import SUITE_METHOD, TERA, cpu_request, devices_on_host, gpu_peak, peak_columns
+from tfscale.planner import expand
+from tfscale.suite import parse_suite
+
+ENV = {
+    "peak_flops_per_s": {
+        "per_device": {"float32": {"1": 200e9, "2": 100e9}, "bfloat16": {"1": 360e9}},
+        "method": "matmul microbenchmark",
+    },
+    "nvml": {"available": True, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "precision", "flops", "compute"),
+    [
+        ("NVIDIA H100 80GB HBM3", "float32", 494.5 * TERA, "TF32"),  # TF enables TF32 for float32 matmuls
+        ("NVIDIA H100 80GB HBM3", "mixed_bfloat16", 989.5 * TERA, "BF16"),
+        ("NVIDIA H100 PCIe", "mixed_float16", 756 * TERA, "FP16"),
+        ("NVIDIA H200", "mixed_bfloat16", 989.5 * TERA, "BF16"),
+        ("NVIDIA A100-SXM4-80GB", "float32", 156 * TERA, "TF32"),
+        ("NVIDIA A10", "float32", 62.5 * TERA, "TF32"),  # not the A100's row
+        ("Tesla V100-SXM2-16GB", "mixed_bfloat16", 15.7 * TERA, "FP32"),  # no BF16 tensor cores
+        ("Tesla T4", "mixed_float16", 65 * TERA, "FP16"),
+    ],
+)
+def test_gpu_peaks_from_the_datasheet_table(name, precision, flops, compute):
+    value, method = gpu_peak(name, precision)
+    assert value == flops and f"in {compute} (dense)" in method
+
+
+def test_peak_columns_say_where_the_figure_comes_from_or_why_there_is_none():
+    assert peak_columns("cpu", "float32", 2, ENV) == (100e9, "matmul microbenchmark")
+    assert peak_columns("cpu", "mixed_bfloat16", 1, ENV) == (360e9, "matmul microbenchmark")
+    assert peak_columns("cpu", "float32", 4, ENV)[0] is None
+    assert peak_columns("cpu", "float32", 4, ENV)[1].startswith("not measured: ")
+    assert peak_columns("gpu", "float32", 8, ENV)[0] == 494.5 * TERA
+    assert peak_columns("gpu", "float32", 8, {**ENV, "nvml": {"gpus": [{"name": "Radeon"}]}}) == (
+        None,
+        "not known: Radeon is not in tfscale.peaks' table; give peak_flops_per_s in the suite",
+    )
+    assert peak_columns("gpu", "float32", 8, {}) == (None, "not known: NVML listed no GPU on this host")
+    assert peak_columns("gpu", "float32", 8, {}, override=1e15) == (1e15, SUITE_METHOD)
+
+
+def test_cpu_sweeps_ask_for_the_counts_that_share_one_host():
+    plan = expand(
+        parse_suite(
+            "name: p\ndefaults: {strategy: mirrored}\n"
+            "matrix: {devices_per_node: [1, 2], precision: [float32, mixed_bfloat16]}\n"
+            "include: [{strategy: multi_worker_mirrored, nodes: 2}, {devices_per_node: 4, peak_flops_per_s: 1.0e+9}]\n",
+            "p.yaml",
+        )
+    )
+    # local: the 2 MWMS workers share this host's cores (2 devices); the config with its own peak asks nothing
+    assert cpu_request(plan.specs, "local") == ([1, 2], ["bfloat16", "float32"])
+    assert cpu_request(plan.specs, "slurm") == ([1, 2], ["bfloat16", "float32"])
+    assert devices_on_host(4, 2, "local") == 4 and devices_on_host(4, 2, "slurm") == 2
+
+
+def test_mfu_is_achieved_over_devices_times_peak():
+    frame = pd.DataFrame(
+        [
+            {m.CONFIG_ID: "a", m.FLOPS_PER_STEP: 6e9, m.GLOBAL_BATCH_SIZE: 64, m.THROUGHPUT_EXAMPLES_PER_S: 1000.0,
+             m.PEAK_FLOPS_PER_S: 100e9, m.DEVICES: 2},
+            {m.CONFIG_ID: "b", m.FLOPS_PER_STEP: None, m.GLOBAL_BATCH_SIZE: 64, m.THROUGHPUT_EXAMPLES_PER_S: 1000.0,
+             m.PEAK_FLOPS_PER_S: 100e9, m.DEVICES: 2},
+        ]
+    )  # fmt: skip
+    from tfscale.analysis import achieved_flops
+
+    achieved = achieved_flops(frame)
+    assert achieved[0] == 6e9 / 64 * 1000 and math.isnan(achieved[1])  # empty, not 0
+
+
+def test_add_scaling_gives_mfu_on_real_records():
+    from pathlib import Path
+
+    from tfscale.store import load_results
+
+    frame = add_scaling(load_results(Path(__file__).resolve().parents[1] / "data" / "quickstart-run"))
+    # records from before the FLOPs columns: achieved and MFU are empty, never 0
+    assert frame[m.ACHIEVED_FLOPS_PER_S].isna().all() and frame[m.MFU].isna().all()
