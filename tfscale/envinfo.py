@@ -6,7 +6,9 @@ and is merged in by `collect_env`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import json
 import os
 import platform
 import socket
@@ -21,6 +23,7 @@ import psutil
 from tfscale import contract
 from tfscale.launch.processes import WorkerCallError, call_worker
 from tfscale.preflight import CUDA_PACKAGES
+from tfscale.store import write_json_atomic
 
 PACKAGES = (
     "tensorflow",
@@ -188,13 +191,63 @@ def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
         return {"error": str(error)}
 
 
+CACHE_DIR_ENV = "TFSCALE_CACHE_DIR"  # where tfscale keeps what it measures once per host (tests point it at a tmp)
+PEAK_CACHE_FILE = "cpu-peaks.json"
+
+
+def cache_dir() -> Path:
+    """$TFSCALE_CACHE_DIR, else $XDG_CACHE_HOME/tfscale, else ~/.cache/tfscale."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfscale"
+
+
+def _peak_host_key() -> str:
+    """What the CPU peak depends on: the host, its CPU and cores, and the TensorFlow that runs the matmuls."""
+    tensorflow = _package_versions().get("tensorflow")
+    return f"{socket.gethostname()} | {_cpu_model()} | {psutil.cpu_count(logical=True)} cpus | tensorflow {tensorflow}"
+
+
 def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) -> dict[str, Any]:
-    """The CPU's peak FLOP/s per logical device for these device counts and compute dtypes (tfscale.worker.peak),
-    measured in a fresh worker process; {"error": ...} when that fails (MFU is then empty, with the reason)."""
+    """The CPU microbenchmark's figures (tfscale.worker.peak: total FLOP/s of n matmuls at once, per dtype and
+    count) for these counts and dtypes, plus "host" (tfscale.peaks.host_peaks). Measured once per host: figures
+    in the cache (cache_dir()/cpu-peaks.json, keyed by host, CPU, cores and TF version) are reused, the missing
+    ones measured in a fresh worker process and added. {"error": ...} when that fails (MFU is then empty)."""
+    from tfscale.peaks import host_peaks
+
+    path = cache_dir() / PEAK_CACHE_FILE
+    key = _peak_host_key()
     try:
-        return call_worker(contract.PEAK, timeout_s, request={"counts": sorted(set(counts)), "dtypes": dtypes})
-    except WorkerCallError as error:
-        return {"error": str(error)}
+        cache = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: measure again
+        cache = {}
+    known = cache.get(key) if isinstance(cache.get(key), dict) else {}
+    wanted = sorted(set(counts) | {1})
+    missing_counts = sorted({n for d in dtypes for n in wanted if str(n) not in known.get("total", {}).get(d, {})})
+    missing_dtypes = sorted({d for d in dtypes if any(str(n) not in known.get("total", {}).get(d, {}) for n in wanted)})
+    source = "cached"
+    if missing_counts:
+        try:
+            fresh = call_worker(contract.PEAK, timeout_s, request={"counts": missing_counts, "dtypes": missing_dtypes})
+        except WorkerCallError as error:
+            return {"error": str(error)}
+        for field in ("total", "spread"):
+            for dtype, by_count in fresh[field].items():
+                known.setdefault(field, {}).setdefault(dtype, {}).update(by_count)
+        known["method"] = fresh["method"]
+        cache[key] = known
+        with contextlib.suppress(OSError):  # a read-only home: measured again next time, no harm
+            write_json_atomic(path, cache)
+        source = "measured now"
+    totals = {d: {str(n): known["total"][d][str(n)] for n in wanted} for d in dtypes}
+    spread = {d: {str(n): known.get("spread", {}).get(d, {}).get(str(n)) for n in wanted} for d in dtypes}
+    return {
+        "total": totals,
+        "host": host_peaks(totals),
+        "spread": spread,
+        "method": known["method"],
+        "source": f"{source} ({path})",
+    }
 
 
 def collect_env() -> dict[str, Any]:

@@ -89,7 +89,7 @@ def with_ci(value: float, low: float, high: float, unit: str = "") -> str:
 # Columns whose figures are rates of examples, fractions shown as %, or ratios shown as "1.45x" (by name; the
 # units of the others follow from their suffix: _s seconds, _bytes, _bytes_per_s).
 EXAMPLE_RATES = ("throughput", "examples_per_s")
-PERCENTS = ("efficiency", "fraction", "error", "change", "_rel")
+PERCENTS = ("efficiency", "fraction", "error", "change", "_rel", "mfu")
 RATIOS = ("speedup", "step_time_ratio", "comm_vs_loopback")
 
 

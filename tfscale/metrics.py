@@ -75,6 +75,13 @@ NET_BYTES_PER_S = "net_bytes_per_s"  # bytes/s, host network bytes sent + receiv
 NODES = "nodes"  # number of nodes (hosts); for cluster strategies, the number of workers
 NUM_PS = "num_ps"  # parameter_server: parameter server tasks
 OPTIMIZER = "optimizer"  # sgd (momentum 0.9) | adam
+OP_TIME_COLLECTIVES_S = "op_time_collectives_s"  # s per traced step: collectives (tfscale.opgroups; profile: true)
+OP_TIME_COPIES_S = "op_time_copies_s"  # s per traced step: copies, sends and receives between devices
+OP_TIME_ELEMENTWISE_S = "op_time_elementwise_s"  # s per traced step: elementwise ops, reductions, variable updates
+OP_TIME_INPUT_S = "op_time_input_s"  # s per traced step: input pipeline ops (iterators)
+OP_TIME_MATMUL_S = "op_time_matmul_s"  # s per traced step: matrix products and convolutions
+OP_TIME_OTHER_S = "op_time_other_s"  # s per traced step: other ops, and instants with no op running
+OP_WINDOW_S = "op_window_s"  # s per traced step: first op start to last op end; the op_time_* add up to it
 OVERLAP_FRACTION = "overlap_fraction"  # (compute + split - fused) / split clamped to [0, 1]; 1 = comm hidden
 OVERLAP_FRACTION_CI95_HIGH = "overlap_fraction_ci95_high"  # 95 % CI of overlap_fraction_raw, bootstrap
 OVERLAP_FRACTION_CI95_LOW = "overlap_fraction_ci95_low"  # 95 % CI of overlap_fraction_raw, bootstrap
@@ -133,6 +140,8 @@ THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s, all repli
 THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
 TIMING = "timing"  # one sentence: how the step times were measured
+TOP_OPS = "top_ops"  # list of text: the traced step's top ops by self time, "type name: ms per step"
+TRACED_STEP_S = "traced_step_s"  # s, wall time per traced (profiled, untimed) step, a host sync after each
 TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the config itself still counts)
 TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
 TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler
@@ -248,6 +257,15 @@ RECORD_COLUMNS = (
     TRACE_PATH,
     TRACE_STEPS,
     TRACE_ERROR,
+    TRACED_STEP_S,
+    OP_WINDOW_S,
+    OP_TIME_MATMUL_S,
+    OP_TIME_ELEMENTWISE_S,
+    OP_TIME_COLLECTIVES_S,
+    OP_TIME_INPUT_S,
+    OP_TIME_COPIES_S,
+    OP_TIME_OTHER_S,
+    TOP_OPS,
     PARAM_BYTES_PER_DEVICE,
     STAGE_PARAM_BYTES,
     BUBBLE_FRACTION,

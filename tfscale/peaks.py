@@ -45,13 +45,18 @@ def gpu_peak(name: str, precision: str) -> tuple[float, str] | None:
     return None
 
 
+def host_peaks(totals: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The host's peak FLOP/s per dtype: the best total any device count reached in the microbenchmark."""
+    return {dtype: max(by_count.values()) for dtype, by_count in totals.items() if by_count}
+
+
 def cpu_peak(env_peaks: dict[str, Any] | None, precision: str, devices: int) -> tuple[float, str] | None:
-    """(FLOP/s per logical device, method) for a config's precision and the logical devices it shares the host's
-    cores with, from the microbenchmark in env.json; None when it was not measured."""
-    if not env_peaks or "per_device" not in env_peaks:
+    """(FLOP/s per logical device, method) for a config's precision: the host's peak from the microbenchmark in
+    env.json, shared by the `devices` logical devices on the host's cores; None when it was not measured."""
+    if not env_peaks or "total" not in env_peaks:
         return None
-    value = env_peaks["per_device"].get(CPU_DTYPES[precision], {}).get(str(devices))
-    return (value, env_peaks.get("method", "")) if value else None
+    host = host_peaks(env_peaks["total"]).get(CPU_DTYPES[precision])
+    return (host / devices, env_peaks.get("method", "")) if host else None
 
 
 def devices_on_host(devices: int, devices_per_node: int, launcher: str) -> int:
@@ -81,7 +86,8 @@ def peak_columns(
     if device == "cpu":
         found = cpu_peak(env.get(ENV_KEY), precision, devices_on_host)
         if found is None:
-            return None, "not measured: the run's env.json has no CPU peak for this device count and precision"
+            why = (env.get(ENV_KEY) or {}).get("error") or "the run's env.json has no CPU peak for this precision"
+            return None, f"not measured: {why}"
         return found
     names = [gpu.get("name", "") for gpu in (env.get("nvml") or {}).get("gpus") or []]
     if not names:

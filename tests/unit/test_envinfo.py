@@ -20,3 +20,30 @@ def test_host_gpus_respects_the_caller_s_own_visible_devices():
     assert host_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]
     assert host_gpus({"CUDA_VISIBLE_DEVICES": "-1"}) == []
     assert host_gpus({}) == [] or host_gpus({})[0] == "0"  # unset: every GPU NVML lists (none on CI hosts)
+
+
+def test_cpu_peaks_are_measured_once_per_host_and_cached(tmp_path, monkeypatch):
+    import json
+
+    from tfscale import envinfo
+
+    calls = []
+
+    def fake_worker(mode, timeout_s, request=None):  # the microbenchmark's answer shape (tfscale.worker.peak)
+        calls.append(request)
+        totals = {d: {str(n): 100e9 * (1 + n / 100) for n in request["counts"]} for d in request["dtypes"]}
+        return {"total": totals, "spread": {d: dict.fromkeys(v, 0.01) for d, v in totals.items()}, "method": "mm"}
+
+    monkeypatch.setenv(envinfo.CACHE_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(envinfo, "call_worker", fake_worker)
+    first = envinfo.cpu_peaks([2], ["float32"])
+    assert calls == [{"counts": [1, 2], "dtypes": ["float32"]}]  # count 1 always: the host's own peak
+    assert first["host"] == {"float32": 102e9} and first["source"].startswith("measured now")
+    again = envinfo.cpu_peaks([2, 1], ["float32"])
+    assert len(calls) == 1 and again["total"] == first["total"] and again["source"].startswith("cached")
+    envinfo.cpu_peaks([4], ["float32"])
+    assert calls[-1] == {"counts": [4], "dtypes": ["float32"]}  # only what the cache lacks
+    (tmp_path / envinfo.PEAK_CACHE_FILE).write_text("{not json")
+    envinfo.cpu_peaks([1], ["float32"])
+    assert calls[-1] == {"counts": [1], "dtypes": ["float32"]}  # a damaged cache is measured again
+    assert json.loads((tmp_path / envinfo.PEAK_CACHE_FILE).read_text())  # and rewritten whole

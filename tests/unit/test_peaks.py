@@ -13,7 +13,7 @@ from tfscale.suite import parse_suite
 
 ENV = {
     "peak_flops_per_s": {
-        "per_device": {"float32": {"1": 200e9, "2": 100e9}, "bfloat16": {"1": 360e9}},
+        "total": {"float32": {"1": 190e9, "2": 200e9}, "bfloat16": {"1": 360e9}},  # host: the best total
         "method": "matmul microbenchmark",
     },
     "nvml": {"available": True, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
@@ -41,8 +41,15 @@ def test_gpu_peaks_from_the_datasheet_table(name, precision, flops, compute):
 def test_peak_columns_say_where_the_figure_comes_from_or_why_there_is_none():
     assert peak_columns("cpu", "float32", 2, ENV) == (100e9, "matmul microbenchmark")
     assert peak_columns("cpu", "mixed_bfloat16", 1, ENV) == (360e9, "matmul microbenchmark")
-    assert peak_columns("cpu", "float32", 4, ENV)[0] is None
-    assert peak_columns("cpu", "float32", 4, ENV)[1].startswith("not measured: ")
+    assert peak_columns("cpu", "float32", 4, ENV) == (50e9, "matmul microbenchmark")  # 4 devices share 200e9
+    assert peak_columns("cpu", "mixed_float16", 1, ENV) == (
+        None,
+        "not measured: the run's env.json has no CPU peak for this precision",
+    )
+    assert peak_columns("cpu", "float32", 1, {"peak_flops_per_s": {"error": "worker peak timed out"}}) == (
+        None,
+        "not measured: worker peak timed out",
+    )
     assert peak_columns("gpu", "float32", 8, ENV)[0] == 494.5 * TERA
     assert peak_columns("gpu", "float32", 8, {**ENV, "nvml": {"gpus": [{"name": "Radeon"}]}}) == (
         None,

@@ -43,6 +43,7 @@ from tfscale.analysis import (
 from tfscale.commbench import COMMBENCH_FILE
 from tfscale.htmlreport import figures, sections
 from tfscale.htmlreport.sections import Omitted, Section
+from tfscale.opgroups import GROUP_COLUMNS
 from tfscale.store import find_records_files, load_env, load_results, read_records
 
 TEMPLATE = Path(__file__).with_name("template.html")
@@ -282,6 +283,35 @@ def loss_section(frame: pd.DataFrame) -> str | Omitted:
             figure_html(figures.loss_figure(rows)),
             f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
             f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), LOSS_COLUMNS)}</div>',
+        ]
+    )
+
+
+OPS_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    m.STEP_TIME_MEDIAN_S,
+    m.TRACED_STEP_S,
+    m.OP_WINDOW_S,
+    *GROUP_COLUMNS.values(),
+    m.TOP_OPS,
+)
+
+
+def ops_section(frame: pd.DataFrame) -> str | Omitted:
+    """Per profiled config: ms per traced step of each op group (stacked bars) and its top ops."""
+    ok = frame[frame[m.STATUS] == m.STATUS_OK]
+    rows = ok[pd.to_numeric(ok[m.OP_WINDOW_S], errors="coerce").notna()] if m.OP_WINDOW_S in ok.columns else ok[:0]
+    if rows.empty:
+        return Omitted("no config was profiled (profile: true) with op events in its trace")
+    rows = rows.assign(config=[figures.config_label(r) for _, r in rows.iterrows()])
+    return "\n".join(
+        [
+            figure_html(figures.ops_figure(rows)),
+            f'<p class="method">{sections.OPS}</p>',
+            f'<div class="tablewrap">{records_table(rows, OPS_COLUMNS)}</div>',
         ]
     )
 
@@ -590,6 +620,7 @@ def render(
         Section("modes", "Data vs model parallelism at equal device counts", modes_section(view)),
         Section("network", "Simulated hosts: communication against the link", network_section(view)),
         Section("loss", "Where the efficiency went", loss_section(view)),
+        Section("ops", "Where the step goes, by op", ops_section(view)),
         Section(
             "prediction", "Prediction check: the largest device count from the smaller ones", prediction_section(view)
         ),

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from tfscale import metrics as m
 from tfscale.labels import model_label, record_mode
+from tfscale.opgroups import GROUP_COLUMNS
 
 MIB = 1024.0 * 1024.0
 
@@ -158,6 +159,24 @@ def mfu_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     fig = _per_layout_line(ok, m.MFU, "MFU", hover, wrap)
     fig.update_yaxes(rangemode="tozero", tickformat=".0%")
     return _layout(fig, MFU_TITLE, _facet_rows(ok, wrap))
+
+
+OPS_TITLE = (
+    "Where the step goes, by op (profiled configs; ms per traced step: each instant of the trace shared by the ops "
+    "running then; other: ops of no group, and instants with no op running)"
+)
+
+
+def ops_figure(rows: pd.DataFrame) -> go.Figure | None:
+    """Stacked bars: per profiled config, ms per traced step of each op group (tfscale.opgroups)."""
+    if rows.empty:
+        return None
+    long = rows.melt(id_vars=["config"], value_vars=list(GROUP_COLUMNS.values()), var_name="column", value_name="s")
+    long["group"] = long["column"].map({column: group for group, column in GROUP_COLUMNS.items()})
+    long["ms per step"] = long["s"] * 1e3
+    fig = px.bar(long, x="config", y="ms per step", color="group", category_orders={"group": list(GROUP_COLUMNS)})
+    fig.update_layout(barmode="stack", legend_title_text="")
+    return _layout(fig, OPS_TITLE, 1)
 
 
 def step_time_figure(frame: pd.DataFrame) -> go.Figure | None:

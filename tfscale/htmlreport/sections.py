@@ -56,5 +56,12 @@ are over the timed windows, or over the run after the model was built when the t
 sampling interval (telemetry_window says which). The series of each config is in the run folder (telemetry_path,
 CSV); pick a config in each plot's menu.</p>"""
 
+OPS = """From the profiler trace of the extra, untimed steps of configs with <code>profile: true</code>: TF's
+executor records each op as an event. Ops of one step run at once on several threads, so each instant of the traced
+window (first op's start to last op's end) is shared equally by the ops running then, and an instant with none
+running (the host launching the step, syncing) counts as other: the groups add up to the window
+(<code>op_window_s</code>) exactly. <code>traced_step_s</code>: wall time of each traced step, a host sync after
+each. Top ops: each op's own duration per step, overlaps included (<code>tfscale/opgroups.py</code>)."""
+
 EVERY_CONFIG = "<p>Click a column header to sort. Failed and timed-out configs are shaded and carry their reason.</p>"
 ENVIRONMENT = "<p>Rows where runs differ are highlighted.</p>"

@@ -3,8 +3,9 @@ MFU on CPUs; GPUs take theirs from tfscale.peaks' datasheet table).
 
 For each logical-device count n the sweep uses (and for 1): n square matmuls at a time, one on each of n logical CPU
 devices (they share the host's cores, as the configs' devices do), timed in windows of at least WINDOW_S after a
-warm-up. The host's peak is the best median any count reached; a device's peak is its n-th part, since n logical
-devices share the same cores. Each compute dtype the configs train in is measured.
+warm-up. tfscale.peaks takes the host's peak as the best median any count reached (n matmuls at once oversubscribe
+the cores' threads: two at once reached 0.6 of one, once, here), and a device's peak as its n-th part, since n
+logical devices share the same cores. Each compute dtype the configs train in is measured.
 """
 
 from __future__ import annotations
@@ -25,21 +26,16 @@ METHOD = (
 
 
 def measure(counts: list[int], dtypes: list[str]) -> dict[str, Any]:
-    """{"per_device": {dtype: {str(n): FLOP/s}}, "host": {dtype: FLOP/s}, "total": {dtype: {str(n): FLOP/s}},
-    "spread": {dtype: {str(n): (max - min) / median of the windows}}, "method": METHOD}.
-
-    The host's peak is the best total any count reached (n matmuls at once on n logical devices oversubscribe the
-    cores' threads: two at once reached 0.6 of one, once, here); each of n devices' share of it is the peak per device.
-    Sets up max(counts) logical CPU devices (TF allows that once per process)."""
+    """{"total": {dtype: {str(n): FLOP/s of n at once}}, "spread": {dtype: {str(n): (max - min) / median of the
+    windows}}, "method": METHOD}, for each count and for 1. Sets up max(counts) logical CPU devices (TF allows that
+    once per process). tfscale.peaks makes the per-device peaks of them."""
     import tensorflow as tf
 
     from tfscale.worker.devices import setup_devices
 
     devices = setup_devices("cpu", max(counts))
-    per_device: dict[str, dict[str, float]] = {}
     totals: dict[str, dict[str, float]] = {}
     spread: dict[str, dict[str, float]] = {}
-    host: dict[str, float] = {}
     for dtype in dtypes:
         totals[dtype], spread[dtype] = {}, {}
         for n in sorted(set(counts) | {1}):
@@ -47,9 +43,7 @@ def measure(counts: list[int], dtypes: list[str]) -> dict[str, Any]:
             middle = statistics.median(rates)
             totals[dtype][str(n)] = middle
             spread[dtype][str(n)] = (max(rates) - min(rates)) / middle
-        host[dtype] = max(totals[dtype].values())
-        per_device[dtype] = {str(n): host[dtype] / n for n in counts}
-    return {"per_device": per_device, "host": host, "total": totals, "spread": spread, "method": METHOD}
+    return {"total": totals, "spread": spread, "method": METHOD}
 
 
 def _rates(tf, devices: list[str], dtype) -> list[float]:

@@ -1,21 +1,31 @@
-"""A bounded profiler trace of a few extra steps (never timed steps) and the collective time read from it.
+"""A bounded profiler trace of a few extra steps (never timed steps), the collective time read from it, and where
+the steps' time goes by op (tfscale.opgroups).
 
 The trace is the `.xplane.pb` that `tf.profiler.experimental` writes; `tensorflow.tsl.profiler.protobuf.xplane_pb2`
 reads it without TensorBoard. Collective ops run on their own lines (on CPU `collective_ops/...`: the op events
 `...CollectiveReduceV2...` and the ring's own `Loop` events); every event on those lines, and any event named like a
 collective elsewhere (GPU), counts. The union of their intervals, divided by the profiled steps, is
 `comm_time_trace_s`. It includes time spent waiting for peers inside the collective.
+
+Op events: on a host plane, TF's executor records each op as an event named "op_name:OpType" on its thread's line
+(the Python thread's own events are the eager call, not ops); on a GPU plane, each kernel carries the op it belongs
+to in its "tf_op" stat (assumed from the XPlane schema; not checked here: no GPU).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import tensorflow as tf
 
 from tfscale.comm import union_length
+from tfscale.opgroups import OpEvent, breakdown
+
+OP_EVENT = re.compile(r"^([\w/.\-]+):([A-Za-z_]\w*)$")  # "dense/MatMul:MatMul", as TF's executor names op events
+PYTHON_LINE = "python"  # lines named after the Python thread hold the eager calls around the ops
 
 COLLECTIVE = re.compile(r"Collective(Reduce|Gather|Bcast)|AllReduce|NcclAll|AllGather|ReduceScatter")
 
@@ -37,6 +47,47 @@ def collective_intervals(xplane: Path) -> list[tuple[float, float]]:
     return intervals
 
 
+def op_events(xplane: Path) -> list[OpEvent]:
+    """The op events of one .xplane.pb file, on one clock (s)."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(xplane.read_bytes())
+    events = []
+    for plane in space.planes:
+        tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+        device = plane.name.startswith("/device:")
+        for line in plane.lines:
+            if line.name.startswith(PYTHON_LINE):
+                continue
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name
+                if device and tf_op is not None:  # a kernel: the op it runs for is in its stats
+                    name = next((s.str_value for s in event.stats if s.metadata_id == tf_op), "") or name
+                match = OP_EVENT.match(name)
+                if match is None:
+                    continue
+                start_ps = line.timestamp_ns * 1000 + event.offset_ps
+                events.append(
+                    OpEvent(start_ps * 1e-12, (start_ps + event.duration_ps) * 1e-12, match.group(1), match.group(2))
+                )
+    return events
+
+
+def op_columns(files: list[Path], steps: int, traced_step_s: float) -> dict:
+    """Per step: the time of each op group, the traced window and the wall time of the traced steps (s), and the
+    top ops by self time as text."""
+    from tfscale import metrics as m
+    from tfscale.opgroups import GROUP_COLUMNS
+
+    result = breakdown([e for f in files for e in op_events(f)]).per_step(steps)
+    columns = {column: result.groups[group] for group, column in GROUP_COLUMNS.items()}
+    columns[m.TOP_OPS] = [f"{op_type} {name}: {seconds * 1e3:.3f} ms" for op_type, name, seconds in result.top]
+    columns[m.OP_WINDOW_S] = result.window_s
+    columns[m.TRACED_STEP_S] = traced_step_s
+    return columns
+
+
 def profile_steps(
     step: Callable[[], object], sync: Callable[[object], object], steps: int, logdir: Path, collectives: bool = True
 ) -> dict:
@@ -48,14 +99,16 @@ def profile_steps(
         logdir.mkdir(parents=True, exist_ok=True)
         tf.profiler.experimental.start(str(logdir))
         try:
+            start = time.perf_counter()
             for _ in range(steps):
                 sync(step())
+            traced_step_s = (time.perf_counter() - start) / steps
         finally:
             tf.profiler.experimental.stop()
         files = sorted(logdir.rglob("*.xplane.pb"))
         if not files:
             return {m.TRACE_ERROR: f"the profiler wrote no .xplane.pb under {logdir}"}
-        columns = {m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps}
+        columns = {m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps} | op_columns(files, steps, traced_step_s)
         if collectives:
             intervals = [i for f in files for i in collective_intervals(f)]
             columns[m.COMM_TIME_TRACE_S] = union_length(intervals) / steps
