@@ -65,8 +65,17 @@ def devices_on_host(devices: int, devices_per_node: int, launcher: str) -> int:
     return devices if launcher == "local" else devices_per_node
 
 
+NOT_HERE = (
+    "not known: peaks come from the host tfscale runs on (its GPUs' names, its CPU's microbenchmark), which is not "
+    "where a cluster launcher's configs run; give peak_flops_per_s in the suite"
+)
+
+
 def cpu_request(specs, launcher: str) -> tuple[list[int], list[str]]:
-    """The device counts and compute dtypes a CPU sweep needs peaks for (configs with their own peak excluded)."""
+    """The device counts and compute dtypes a CPU sweep needs peaks for (configs with their own peak excluded);
+    none for a launcher whose configs run on other hosts (NOT_HERE)."""
+    if launcher != "local":
+        return [], []
     measured = [s for s in specs if s.device == "cpu" and not s.peak_flops_per_s]
     counts = sorted({devices_on_host(s.devices, s.devices_per_node, launcher) for s in measured})
     dtypes = sorted({CPU_DTYPES[s.precision] for s in measured})
@@ -79,10 +88,13 @@ def peak_columns(
     devices_on_host: int,
     env: dict[str, Any],
     override: float | None = None,
+    launcher: str = "local",
 ) -> tuple[float | None, str]:
     """(peak FLOP/s per device, how it was found, or why it is empty) of a config."""
     if override:
         return override, SUITE_METHOD
+    if launcher != "local":
+        return None, NOT_HERE
     if device == "cpu":
         found = cpu_peak(env.get(ENV_KEY), precision, devices_on_host)
         if found is None:

@@ -265,7 +265,7 @@ def run_plan(
 def peak_record(spec: RunSpec, env: dict[str, Any], launcher: str) -> dict[str, Any]:
     """peak_flops_per_s and how it was found: the suite's, a GPU's datasheet figure, the CPU microbenchmark's."""
     on_host = devices_on_host(spec.devices, spec.devices_per_node, launcher)
-    peak, method = peak_columns(spec.device, spec.precision, on_host, env, spec.peak_flops_per_s)
+    peak, method = peak_columns(spec.device, spec.precision, on_host, env, spec.peak_flops_per_s, launcher)
     return {m.PEAK_FLOPS_PER_S: peak, m.PEAK_FLOPS_METHOD: method}
 
 

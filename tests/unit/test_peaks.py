@@ -7,7 +7,7 @@ import pytest
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
-from tfscale.peaks import SUITE_METHOD, TERA, cpu_request, devices_on_host, gpu_peak, peak_columns
+from tfscale.peaks import NOT_HERE, SUITE_METHOD, TERA, cpu_request, devices_on_host, gpu_peak, peak_columns
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
@@ -70,7 +70,10 @@ def test_cpu_sweeps_ask_for_the_counts_that_share_one_host():
     )
     # local: the 2 MWMS workers share this host's cores (2 devices); the config with its own peak asks nothing
     assert cpu_request(plan.specs, "local") == ([1, 2], ["bfloat16", "float32"])
-    assert cpu_request(plan.specs, "slurm") == ([1, 2], ["bfloat16", "float32"])
+    assert cpu_request(plan.specs, "slurm") == ([], [])  # its configs run on other hosts than this one
+    assert peak_columns("cpu", "float32", 2, ENV, launcher="slurm") == (None, NOT_HERE)
+    assert peak_columns("gpu", "float32", 8, ENV, launcher="slurm") == (None, NOT_HERE)
+    assert peak_columns("cpu", "float32", 2, ENV, override=5e9, launcher="slurm") == (5e9, SUITE_METHOD)
     assert devices_on_host(4, 2, "local") == 4 and devices_on_host(4, 2, "slurm") == 2
 
 
