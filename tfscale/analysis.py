@@ -84,11 +84,33 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
     out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
     out[m.ACHIEVED_FLOPS_PER_S] = achieved_flops(out)
+    out[m.JOULES_PER_EXAMPLE], out[m.COST_PER_MILLION_EXAMPLES] = energy_and_cost(out)
     peak = pd.to_numeric(out[m.PEAK_FLOPS_PER_S], errors="coerce") if m.PEAK_FLOPS_PER_S in out.columns else math.nan
     out[m.MFU] = (out[m.ACHIEVED_FLOPS_PER_S] / (pd.to_numeric(out[m.DEVICES], errors="coerce") * peak)).astype(
         "float64"
     )
     return out
+
+
+def energy_and_cost(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """joules_per_example and cost_per_million_examples of each config (tfscale.energy); NaN where not measured or
+    no price was given."""
+    from tfscale.energy import cost_per_million_examples, joules_per_example
+
+    def value(row, name):
+        v = row.get(name)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    joules, cost = [], []
+    for _, row in frame.iterrows():
+        throughput = value(row, m.THROUGHPUT_EXAMPLES_PER_S)
+        ok = row.get(m.STATUS) == m.STATUS_OK
+        joules.append(
+            joules_per_example(value(row, m.ENERGY_J), value(row, m.ENERGY_WINDOW_S), throughput) if ok else math.nan
+        )
+        price = value(row, m.PRICE_PER_DEVICE_HOUR)
+        cost.append(cost_per_million_examples(price, int(row[m.DEVICES]), throughput) if ok else math.nan)
+    return pd.Series(joules, index=frame.index, dtype="float64"), pd.Series(cost, index=frame.index, dtype="float64")
 
 
 def achieved_flops(frame: pd.DataFrame) -> pd.Series:

@@ -409,6 +409,15 @@ SETTINGS: dict[str, Axis] = _axes(
     ),
     Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
     Axis(
+        "price_per_device_hour",
+        float,
+        None,
+        "price of one device for one hour (any currency): the report then gives the cost per million examples",
+        minimum=0,
+        nullable=True,
+        sweepable=False,
+    ),
+    Axis(
         "peak_flops_per_s",
         float,
         None,

@@ -71,6 +71,11 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
             m.TIMING: parts[0][m.TIMING] + f"; merged over {ranks} ranks: each sample is the slowest rank's",
         }
     )
+    energies = [p.get(m.ENERGY_J) for p in parts]
+    if all(e is not None for e in energies):  # each rank read its own GPUs' counters: the config's is the sum
+        merged[m.ENERGY_J] = sum(energies)
+        merged[m.ENERGY_WINDOW_S] = max(p[m.ENERGY_WINDOW_S] for p in parts)
+        merged[m.ENERGY_METHOD] = parts[0][m.ENERGY_METHOD] + f"; summed over {ranks} ranks"
     if parts[0].get(m.COMPUTE_TIME_S) is not None:  # every rank timed its communication: the slowest counts
         merged.update(
             comm_figures(

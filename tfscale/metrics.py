@@ -42,6 +42,9 @@ DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
 DEVICE_KIND = "device_kind"  # cpu-logical|gpu|gpu-logical
 DURATION_S = "duration_s"  # s, wall time of the config's processes seen by the parent (to the launcher's 0.1 s poll)
+ENERGY_J = "energy_j"  # J over the timed windows (energy_window_s): GPU or CPU package counters, see energy_method
+ENERGY_METHOD = "energy_method"  # which counters energy_j read (tfscale.worker.energy), or why it is empty
+ENERGY_WINDOW_S = "energy_window_s"  # s, wall time between the two counter readings around the timed windows
 FINAL_LOSS = "final_loss"  # loss of the last timed step: a check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
 FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
@@ -97,6 +100,7 @@ PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PEAK_MEMORY_DEVICE = "peak_memory_device"  # whose peak_memory_bytes: the GPU of the task ("GPU:1") or "process"
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
+PRICE_PER_DEVICE_HOUR = "price_per_device_hour"  # the suite's price of one device for one hour (any currency)
 RANK_CPU_AFFINITY = "rank_cpu_affinity"  # list, each training rank's allowed CPUs (sched_getaffinity, as "0-7,16")
 RANK_GPU_UUIDS = "rank_gpu_uuids"  # list, each training rank's GPUs by NVML UUID (empty list on CPU)
 RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
@@ -159,12 +163,14 @@ COMM_EXPOSED_NOTE = "comm_exposed_note"  # loss breakdown: why comm_exposed_s is
 COMM_EXPOSED_S = "comm_exposed_s"  # s, loss breakdown: exposed communication (comm_time_exposed_s, else 0)
 COMM_FRACTION = "comm_fraction"  # comm_time_exposed_s / step_time_median_s
 COMM_VS_LOOPBACK = "comm_vs_loopback"  # comm_time_isolated_s on the shaped link / the same over loopback
+COST_PER_MILLION_EXAMPLES = "cost_per_million_examples"  # price_per_device_hour x devices / 3600 x 1e6 / throughput
 GAP_CI95_HIGH_S = "gap_ci95_high_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
 GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
 INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: time waiting for input (0 with synthetic in-memory data)
+JOULES_PER_EXAMPLE = "joules_per_example"  # J, energy_j / (energy_window_s x throughput)
 LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes × 1", "2 workers + 1 PS" (tfscale.labels)
 MFU = "mfu"  # achieved_flops_per_s / (devices x peak_flops_per_s): model FLOPs utilisation, 0..1
 MODE = "mode"  # how a config uses its devices, e.g. "data (mirrored)", "pipeline 2 stages x 4 micro-batches"
@@ -226,6 +232,9 @@ RECORD_COLUMNS = (
     FLOPS_METHOD,
     PEAK_FLOPS_PER_S,
     PEAK_FLOPS_METHOD,
+    ENERGY_J,
+    ENERGY_WINDOW_S,
+    ENERGY_METHOD,
     PEAK_MEMORY_BYTES,
     MEMORY_KIND,
     PEAK_MEMORY_DEVICE,

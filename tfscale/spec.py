@@ -62,6 +62,7 @@ class RunSpec:
     profile_steps: int
     telemetry_hz: float
     seed: int
+    price_per_device_hour: float | None
     peak_flops_per_s: float | None
     # a suite's own model: {"entry": "module:function", "args": {...}}; None for zoo models
     user_model: dict[str, Any] | None = None

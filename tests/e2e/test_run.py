@@ -143,6 +143,12 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["peak_flops_method"] == env_peaks["method"]
     frame = add_scaling(load_results(run))
     assert (frame["mfu"] > 0).all() and (frame["achieved_flops_per_s"] > 0).all()
+    # energy: the host's RAPL counters where the kernel has them, else empty with the reason (never 0)
+    for r in records:
+        if r["energy_j"] is None:
+            assert r["energy_method"].startswith("not measured: "), r["energy_method"]
+        else:
+            assert r["energy_j"] > 0 and r["energy_method"].startswith("RAPL package counters")
 
     assert mirrored2["flops_per_step"] == 2 * analytic_flops("mlp", "tiny", 16)
     regressor = records[3]

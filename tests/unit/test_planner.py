@@ -301,7 +301,10 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
     assert fields - identity == set(AXES) | set(SETTINGS)
     assert fields & identity == identity
     # what a record takes from its spec: derived, never listed by hand
-    recorded = ("warmup_steps", "window_steps", "min_window_s", "max_measure_s", "max_warmup_s", "repeats", "seed")
+    recorded = (
+        "warmup_steps", "window_steps", "min_window_s", "max_measure_s", "max_warmup_s", "repeats", "seed",
+        "price_per_device_hour",
+    )  # fmt: skip
     assert ("config_id", "suite", "device", *AXES, *recorded) == SPEC_FIELDS
 
 

@@ -316,6 +316,20 @@ def ops_section(frame: pd.DataFrame) -> str | Omitted:
     )
 
 
+def energy_section(frame: pd.DataFrame) -> str | Omitted:
+    """Examples per joule and per unit of money vs devices, where counters or a price gave them."""
+    plots = [
+        figures.energy_figure(frame, m.JOULES_PER_EXAMPLE, "examples per joule"),
+        figures.energy_figure(frame, m.COST_PER_MILLION_EXAMPLES, "examples per unit of money"),
+    ]
+    plots = [figure_html(p) for p in plots if p is not None]
+    if not plots:
+        methods = sorted({str(v) for v in frame.get(m.ENERGY_METHOD, pd.Series(dtype=object)).dropna()})
+        why = methods[0] if len(methods) == 1 else "no energy counter read and no price_per_device_hour given"
+        return Omitted(why)
+    return "\n".join([*plots, f'<p class="method">{sections.ENERGY}</p>'])
+
+
 def precision_section(frame: pd.DataFrame) -> str:
     """How sure the figures are: how many ok configs met their CI target, which did not and why, and what the CIs
     cover (tfscale.analysis.precision_summary)."""
@@ -621,6 +635,7 @@ def render(
         Section("network", "Simulated hosts: communication against the link", network_section(view)),
         Section("loss", "Where the efficiency went", loss_section(view)),
         Section("ops", "Where the step goes, by op", ops_section(view)),
+        Section("energy", "Energy and cost per example", energy_section(view)),
         Section(
             "prediction", "Prediction check: the largest device count from the smaller ones", prediction_section(view)
         ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -159,6 +161,23 @@ def mfu_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     fig = _per_layout_line(ok, m.MFU, "MFU", hover, wrap)
     fig.update_yaxes(rangemode="tozero", tickformat=".0%")
     return _layout(fig, MFU_TITLE, _facet_rows(ok, wrap))
+
+
+def energy_figure(frame: pd.DataFrame, column: str, label: str, wrap: int = 3) -> go.Figure | None:
+    """Examples per joule or per unit of money (1 / the per-example figure in `column`) vs devices per layout."""
+    ok = _ok(frame)
+    if column not in ok.columns:
+        return None
+    per = pd.to_numeric(ok[column], errors="coerce")
+    ok = ok[per.notna() & (per > 0)]
+    if ok.empty:
+        return None
+    scale = 1e6 if column == m.COST_PER_MILLION_EXAMPLES else 1.0  # the cost is per million examples
+    ok["value"] = scale / pd.to_numeric(ok[column], errors="coerce")
+    ok["ci_plus"] = ok["ci_minus"] = math.nan
+    fig = _per_layout_line(ok, "value", label, [column], wrap)
+    fig.update_yaxes(rangemode="tozero")
+    return _layout(fig, f"{label} vs devices (higher is better; tfscale.energy)", _facet_rows(ok, wrap))
 
 
 OPS_TITLE = (

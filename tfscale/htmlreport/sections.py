@@ -63,5 +63,11 @@ running (the host launching the step, syncing) counts as other: the groups add u
 (<code>op_window_s</code>) exactly. <code>traced_step_s</code>: wall time of each traced step, a host sync after
 each. Top ops: each op's own duration per step, overlaps included (<code>tfscale/opgroups.py</code>)."""
 
+ENERGY = """Energy over the timed windows: on GPUs NVML's total-energy counters of the config's GPUs, summed over its
+ranks; on CPUs the host's RAPL package counters (every process on the host; single-process configs only).
+joules_per_example = energy_j / (energy_window_s &times; throughput). With <code>price_per_device_hour</code> in the
+suite: cost_per_million_examples = price &times; devices / 3600 &times; 10<sup>6</sup> / throughput
+(<code>tfscale/energy.py</code>)."""
+
 EVERY_CONFIG = "<p>Click a column header to sort. Failed and timed-out configs are shaded and carry their reason.</p>"
 ENVIRONMENT = "<p>Rows where runs differ are highlighted.</p>"

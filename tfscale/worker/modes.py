@@ -19,6 +19,7 @@ from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, parse_visible_gpu
 from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
+from tfscale.worker.energy import EnergyMeter
 from tfscale.worker.flops import flops_columns
 from tfscale.worker.loop import LoopResult, Plan, run_timed_loop
 from tfscale.worker.memory import PeakMemory, peak_memory, reset_peaks
@@ -63,10 +64,13 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
     trainer.step = planted_sleep(spec.config_id, trainer.step)
 
+    meter = EnergyMeter(spec.device, not spec.cluster, own_gpu_uuids() if spec.device == "gpu" else [])
+
     def start_timing() -> None:
         if trainer.start_timing is not None:
             trainer.start_timing()
         reset_peaks(spec.device)  # the peak of the timed steps, not of warm-up's autotuning
+        meter.start()
 
     loop = run_timed_loop(
         trainer.step,
@@ -77,6 +81,7 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
         start_timing=start_timing,
         agree=trainer.agree,
     )
+    energy = meter.columns()  # the counters' second reading: right after the timed windows
     peak = peak_memory(spec.device)  # before the breakdown and profiling steps below add their own
     if spec.profile and spec.extra.get("trace_dir"):
         from tfscale.worker.trace import profile_steps
@@ -85,7 +90,7 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
         loop.extra.update(profile_steps(trainer.step, trainer.sync, spec.profile_steps, logdir, trainer.collectives))
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
-    record = measurements(spec, loop, trainer, peak)
+    record = measurements(spec, loop, trainer, peak) | energy
     # Last: it builds a copy of the model on the CPU, which must not count in the memory figures read above.
     return record | flops_columns(spec, trainer.replicas)
 
