@@ -84,32 +84,27 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     median = pd.to_numeric(out[m.STEP_TIME_MEDIAN_S], errors="coerce")
     out[m.STEP_TIME_CV] = pd.to_numeric(out[m.STEP_TIME_MAD_S], errors="coerce") / median
     out[m.ACHIEVED_FLOPS_PER_S] = achieved_flops(out)
+    out[m.MFU] = out[m.ACHIEVED_FLOPS_PER_S] / (_numeric(out, m.DEVICES) * _numeric(out, m.PEAK_FLOPS_PER_S))
     out[m.JOULES_PER_EXAMPLE], out[m.COST_PER_MILLION_EXAMPLES] = energy_and_cost(out)
-    peak = pd.to_numeric(out[m.PEAK_FLOPS_PER_S], errors="coerce") if m.PEAK_FLOPS_PER_S in out.columns else math.nan
-    out[m.MFU] = (out[m.ACHIEVED_FLOPS_PER_S] / (pd.to_numeric(out[m.DEVICES], errors="coerce") * peak)).astype(
-        "float64"
-    )
     return out
 
 
-def energy_and_cost(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """joules_per_example and cost_per_million_examples of each config (tfscale.energy); NaN where not measured or
-    no price was given."""
-    from tfscale.energy import cost_per_million_examples, joules_per_example
+def _numeric(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column as floats: NaN where it is empty, and everywhere for records older than the column."""
+    values = frame[name] if name in frame.columns else pd.Series(math.nan, index=frame.index)
+    return pd.to_numeric(values, errors="coerce").astype("float64")
 
-    def value(row, name):
-        v = row.get(name)
-        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+def energy_and_cost(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """joules_per_example and cost_per_million_examples of each config (tfscale.energy, which gives NaN for a
+    missing figure: not measured, failed, no price)."""
+    from tfscale.energy import cost_per_million_examples, joules_per_example
 
     joules, cost = [], []
     for _, row in frame.iterrows():
-        throughput = value(row, m.THROUGHPUT_EXAMPLES_PER_S)
-        ok = row.get(m.STATUS) == m.STATUS_OK
-        joules.append(
-            joules_per_example(value(row, m.ENERGY_J), value(row, m.ENERGY_WINDOW_S), throughput) if ok else math.nan
-        )
-        price = value(row, m.PRICE_PER_DEVICE_HOUR)
-        cost.append(cost_per_million_examples(price, int(row[m.DEVICES]), throughput) if ok else math.nan)
+        throughput = row.get(m.THROUGHPUT_EXAMPLES_PER_S)
+        joules.append(joules_per_example(row.get(m.ENERGY_J), row.get(m.ENERGY_WINDOW_S), throughput))
+        cost.append(cost_per_million_examples(row.get(m.PRICE_PER_DEVICE_HOUR), int(row[m.DEVICES]), throughput))
     return pd.Series(joules, index=frame.index, dtype="float64"), pd.Series(cost, index=frame.index, dtype="float64")
 
 
@@ -117,12 +112,11 @@ def achieved_flops(frame: pd.DataFrame) -> pd.Series:
     """FLOP/s of each config: its FLOPs per example x its throughput (examples/s). Per example, not per step, so
     that ParameterServer configs, whose throughput counts completed examples, are measured the same way. Empty
     where flops_per_step is (not counted, or records older than the column)."""
-
-    def column(name: str) -> pd.Series:
-        values = frame[name] if name in frame.columns else pd.Series(math.nan, index=frame.index)
-        return pd.to_numeric(values, errors="coerce").astype("float64")
-
-    return column(m.FLOPS_PER_STEP) / column(m.GLOBAL_BATCH_SIZE) * column(m.THROUGHPUT_EXAMPLES_PER_S)
+    return (
+        _numeric(frame, m.FLOPS_PER_STEP)
+        / _numeric(frame, m.GLOBAL_BATCH_SIZE)
+        * _numeric(frame, m.THROUGHPUT_EXAMPLES_PER_S)
+    )
 
 
 SCALING_FIGURES = (

@@ -146,7 +146,8 @@ def run(
 ) -> pd.DataFrame:
     """Run every config of `suite` (a path or a dict), store the records in results_dir/<suite>/<run_id>/ and
     write reports_dir/<suite>.html; return the run's records with the scaling columns (tfscale.load_results +
-    analysis), `frame.attrs["run_dir"]` the run folder. The keywords are the options of `tfscale run`."""
+    analysis), `frame.attrs["run_dir"]` the run folder, `frame.attrs["report"]` the report. The keywords are the
+    options of `tfscale run`."""
     return run_suite(
         load(suite),
         suite_file=None if isinstance(suite, Mapping) else str(suite),
@@ -163,22 +164,22 @@ def run(
     ).frame()
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOutcome:
-    """What `run_suite` did: the run folder, its records, the report written (None with no_report), and the configs
-    that failed or timed out."""
+    """What `run_suite` did: the run folder, the report written (None with no_report), and the configs that failed
+    or timed out."""
 
     run_dir: Path
-    records: list[dict[str, Any]]
     report: Path | None
     failed: set[str]
 
     def frame(self) -> pd.DataFrame:
+        """The run's records with the scaling columns; attrs "run_dir" and "report" (None with no_report)."""
         from tfscale.analysis import add_scaling  # late: pandas
         from tfscale.store import load_results
 
         frame = add_scaling(load_results(self.run_dir))
-        frame.attrs["run_dir"] = str(self.run_dir)
+        frame.attrs.update(run_dir=str(self.run_dir), report=None if self.report is None else str(self.report))
         return frame
 
 
@@ -232,15 +233,18 @@ def run_suite(
     retried = f"; {pending.retried} failed ones run again" if pending.retried else ""
     echo.out(
         f"suite {plan.suite.name!r}: {len(plan.specs)} configs, run {run_id}{kept}{retried}; "
-        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment and peak FLOP/s"
+        f"{len(pending.specs)} to run{_processes(pending)}; capturing environment"
         + ("; all-reduce sweeps (commbench) first" if plan.suite.commbench and pending.specs else "")
     )
 
     chosen = _launcher(launcher, slurm, pending.specs, plan.suite.name, echo)
     env = collect_env()
     counts, dtypes = cpu_request(pending.specs, chosen.name)
-    if counts:  # the denominator of MFU on CPUs: measured on this host, now (tfscale.peaks)
-        env[PEAK_ENV_KEY] = cpu_peaks(counts, dtypes)
+    if counts:  # the denominator of MFU on CPUs: measured once per host (tfscale.peaks)
+        env[PEAK_ENV_KEY] = peaks = cpu_peaks(counts, dtypes)
+        if peaks.get("source", "").startswith("measured now"):
+            host = ", ".join(f"{dtype} {flops / 1e9:.1f} GFLOP/s" for dtype, flops in peaks["host"].items())
+            echo.out(f"measured this host's CPU peak once: {host} ({peaks['source']})")
     if plan.suite.device == "gpu":
         _gpu_preflight(chosen, pending.specs, env, echo)
     resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))
@@ -280,7 +284,7 @@ def run_suite(
     if failed:
         configs = len({r[m.CONFIG_ID] for r in result.records})
         echo.err(f"{len(failed)} of {configs} configs did not succeed (see the report's warnings)")
-    return RunOutcome(result.run_dir, result.records, written, failed)
+    return RunOutcome(result.run_dir, written, failed)
 
 
 def _processes(pending) -> str:

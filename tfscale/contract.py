@@ -109,6 +109,11 @@ def tasks_of(spec) -> list[Task]:
     return [SINGLE]
 
 
+def first_trainer(spec) -> Task:
+    """The config's first training task: rank 0, whose part a merged record starts from (tfscale.merge)."""
+    return next(t for t in tasks_of(spec) if t.trainer)
+
+
 def job_counts(tasks: list[Task]) -> dict[str, int]:
     """Tasks per TF job, e.g. {"chief": 1, "worker": 2, "ps": 1} (the record column `cluster`)."""
     counts: dict[str, int] = {}

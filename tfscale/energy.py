@@ -30,16 +30,21 @@ def energy_between(
     return sum(counter_delta(starts[k], ends[k], wraps.get(k)) for k in starts if k in ends)
 
 
+def _positive(*values) -> bool:
+    """Every value a finite number above 0 (not None, NaN, 0 or text)."""
+    return all(isinstance(v, int | float) and v > 0 and math.isfinite(v) for v in values)
+
+
 def joules_per_example(energy_j: float | None, window_s: float | None, throughput: float | None) -> float:
     """Energy per training example: the energy of the timed windows over the examples they processed (window x
     throughput, examples/s). NaN where a figure is missing."""
-    if not all(isinstance(v, int | float) and v > 0 and math.isfinite(v) for v in (energy_j, window_s, throughput)):
+    if not _positive(energy_j, window_s, throughput):
         return math.nan
     return energy_j / (window_s * throughput)
 
 
 def cost_per_million_examples(price_per_device_hour: float | None, devices: int, throughput: float | None) -> float:
     """What a million examples cost at `price_per_device_hour` for each of `devices` (NaN without a price)."""
-    if not price_per_device_hour or not throughput or throughput <= 0:
+    if not _positive(price_per_device_hour, throughput):
         return math.nan
     return price_per_device_hour * devices / 3600.0 * 1e6 / throughput

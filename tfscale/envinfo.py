@@ -222,13 +222,14 @@ def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) ->
     except (OSError, ValueError):  # none yet, or damaged: measure again
         cache = {}
     known = cache.get(key) if isinstance(cache.get(key), dict) else {}
-    wanted = sorted(set(counts) | {1})
-    missing_counts = sorted({n for d in dtypes for n in wanted if str(n) not in known.get("total", {}).get(d, {})})
-    missing_dtypes = sorted({d for d in dtypes if any(str(n) not in known.get("total", {}).get(d, {}) for n in wanted)})
+    wanted = sorted(set(counts) | {1})  # 1: one matmul on all cores, the host's own peak
+    have = known.get("total", {})
+    missing = {(d, n) for d in dtypes for n in wanted if str(n) not in have.get(d, {})}
     source = "cached"
-    if missing_counts:
+    if missing:
+        request = {"counts": sorted({n for _, n in missing}), "dtypes": sorted({d for d, _ in missing})}
         try:
-            fresh = call_worker(contract.PEAK, timeout_s, request={"counts": missing_counts, "dtypes": missing_dtypes})
+            fresh = call_worker(contract.PEAK, timeout_s, request=request)
         except WorkerCallError as error:
             return {"error": str(error)}
         for field in ("total", "spread"):

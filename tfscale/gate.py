@@ -19,13 +19,26 @@ from tfscale.compare import LOST_MISSING, VERDICT_REGRESSION, Lost, p_text
 JUNIT_SUITE = "tfscale compare"
 
 
-def shift_text(row) -> str:
-    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2% (+9.8, +10.6)'."""
+def shift_text(row, ci_label: str = "") -> str:
+    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2% (+9.8, +10.6)', or
+    with `ci_label` '95 % CI ' before the CI: '+10.2% (95 % CI +9.8, +10.6)'."""
     text = f"{row['shift_rel']:+.1%}"
     low, high = row["shift_ci95_low_rel"], row["shift_ci95_high_rel"]
     if not (formatting.given(low) and formatting.given(high)):
         return text
-    return f"{text} ({low * 100:+.1f}, {high * 100:+.1f})"
+    return f"{text} ({ci_label}{low * 100:+.1f}, {high * 100:+.1f})"
+
+
+def lost_fails(config: Lost, allow_missing: bool) -> bool:
+    """A config ok in BASE and not in NEW fails the gate, unless it is only missing and missing is allowed."""
+    return config.status != LOST_MISSING or not allow_missing
+
+
+def gate_fails(rows: pd.DataFrame, lost: list[Lost], allow_missing: bool) -> bool:
+    """What `--fail-on-regression` exits 1 on, and the JUnit file marks failed: a significant regression beyond the
+    threshold, or a lost config (lost_fails)."""
+    regression = not rows.empty and bool(rows["regression"].any())
+    return regression or any(lost_fails(config, allow_missing) for config in lost)
 
 
 def summary_line(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
@@ -40,9 +53,7 @@ def summary_line(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
 
 def _figures(row) -> str:
     """One config's comparison in one line: verdict, throughput change, step shift with CI, p and q."""
-    shift = f"{row['shift_rel']:+.1%}"
-    if formatting.given(row["shift_ci95_low_rel"]) and formatting.given(row["shift_ci95_high_rel"]):
-        shift += f" (95 % CI {row['shift_ci95_low_rel'] * 100:+.1f}, {row['shift_ci95_high_rel'] * 100:+.1f})"
+    shift = shift_text(row, ci_label="95 % CI ")
     return (
         f"{row['verdict']}: throughput {row['throughput_change']:+.1%} "
         f"({formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "
@@ -69,7 +80,7 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
             classname=JUNIT_SUITE,
             name=_name(row["config_id"], row["model"], row["mode"], row["layout"]),
         )
-        if row["verdict"] == VERDICT_REGRESSION:
+        if row["regression"]:
             failures += 1
             message = f"{_figures(row)}; beyond the {threshold:.0%} threshold"
             ET.SubElement(case, "failure", message=message, type=VERDICT_REGRESSION).text = message
@@ -82,7 +93,7 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
             classname=JUNIT_SUITE,
             name=_name(config.config_id, config.model, config.mode, config.layout),
         )
-        if config.status == LOST_MISSING and allow_missing:
+        if not lost_fails(config, allow_missing):
             skipped += 1
             ET.SubElement(case, "skipped", message=f"{config.line()} (--allow-missing)")
         else:
@@ -110,7 +121,7 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> st
 
     def line(row) -> str:
         cells = (
-            f"**{row['verdict']}**" if row["verdict"] == VERDICT_REGRESSION else row["verdict"],
+            f"**{row['verdict']}**" if row["regression"] else row["verdict"],
             f"`{row['config_id']}`",
             row["model"],
             row["mode"],
@@ -122,7 +133,7 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> st
         return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
     out = [f"**tfscale compare**: {summary_line(rows, lost, threshold)}.", ""]
-    regressions = rows[rows["verdict"] == VERDICT_REGRESSION] if not rows.empty else rows
+    regressions = rows[rows["regression"]] if not rows.empty else rows
     if len(regressions):
         out += [header, *(line(r) for _, r in regressions.iterrows()), ""]
     out += [f"- {_cell(config.line())}" for config in lost]

@@ -55,7 +55,7 @@ def _tensorboard():
         raise TfscaleError(
             f"--format tensorboard needs the tensorboard package (pip install 'tfscale[tensorboard]'): {error}"
         ) from None
-    return summary_v2, event_pb2, summary_pb2, EventFileWriter
+    return types.SimpleNamespace(hp=summary_v2, event_pb2=event_pb2, summary_pb2=summary_pb2, Writer=EventFileWriter)
 
 
 def _plain(value: Any) -> Any:
@@ -98,19 +98,18 @@ def trial_name(row, several_runs: bool) -> str:
 
 def write_hparams(frame, out: str | Path) -> int:
     """Write `frame` (load_results + add_scaling) as an HParams experiment under `out`; returns the trial count."""
-    summary_v2, event_pb2, summary_pb2, EventFileWriter = _tensorboard()
-    hp = summary_v2
+    tb = _tensorboard()
+    hp = tb.hp
     out = Path(out)
     columns = hparam_columns(frame)
     meaning = meanings()
-    hparams = {}
-    for name in columns:
-        hparams[name] = hp.HParam(name, hp.Discrete(_domain(frame[name])), description=_description(name, meaning))
+    hparams = {
+        name: hp.HParam(name, hp.Discrete(_domain(frame[name])), description=_description(name, meaning))
+        for name in columns
+    }
     metrics = [hp.Metric(column, description=meaning.get(column, "")) for column in METRICS if column in frame.columns]
     now = time.time()
-    _write(
-        EventFileWriter, event_pb2, out, [hp.hparams_config_pb(hparams=list(hparams.values()), metrics=metrics)], now
-    )
+    _write(tb, out, [hp.hparams_config_pb(hparams=list(hparams.values()), metrics=metrics)], now)
     several = m.RUN_ID in columns
     for _, row in frame.iterrows():
         values = {}
@@ -124,16 +123,18 @@ def write_hparams(frame, out: str | Path) -> int:
         for column in METRICS:
             value = _plain(row.get(column))
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                summaries.append(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=column, simple_value=value)]))
-        _write(EventFileWriter, event_pb2, out / name, summaries, now)
+                scalar = tb.summary_pb2.Summary.Value(tag=column, simple_value=value)
+                summaries.append(tb.summary_pb2.Summary(value=[scalar]))
+        _write(tb, out / name, summaries, now)
     return len(frame)
 
 
-def _write(writer_class, event_pb2, folder: Path, summaries, wall_time: float) -> None:
+def _write(tb, folder: Path, summaries, wall_time: float) -> None:
+    """One event file in `folder` with each summary at step 0."""
     folder.mkdir(parents=True, exist_ok=True)
-    writer = writer_class(str(folder), filename_suffix=".tfscale")
+    writer = tb.Writer(str(folder), filename_suffix=".tfscale")
     try:
         for summary in summaries:
-            writer.add_event(event_pb2.Event(summary=summary, step=0, wall_time=wall_time))
+            writer.add_event(tb.event_pb2.Event(summary=summary, step=0, wall_time=wall_time))
     finally:
         writer.close()

@@ -136,7 +136,7 @@ def _sampler(job: Job, launcher: Launcher) -> Sampler | None:
     the phase its first trainer last reported."""
     if not job.spec.telemetry_hz or launcher.live_pids() is None:
         return None
-    progress = job.progress_path(next(t for t in job.tasks if t.trainer))
+    progress = job.progress_path(contract.first_trainer(job.spec))
 
     def phase() -> str:
         with contextlib.suppress(OSError):

@@ -149,18 +149,22 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         raise SuiteError(f"{source}: YAML error: {e}") from None
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
-    return suite_from_dict(data, source)
+    return _validate(data, source)  # the parsed data is ours to rewrite
 
 
 def suite_from_dict(data: Any, source: str = "<dict>") -> Suite:
     """Validate a suite given as the dict a suite file parses to (tfscale.run from Python); `source` names it in
     messages. The dict is not changed."""
-    if not isinstance(data, dict):
-        raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
     try:
-        data = copy.deepcopy(data)  # the network option and include entries are rewritten in place below
+        data = copy.deepcopy(data)  # _validate rewrites the network option and include entries in place
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
+    return _validate(data, source)
+
+
+def _validate(data: Any, source: str) -> Suite:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
     unknown = next((key for key in data if key == "path" or not isinstance(key, str)), None)
     if unknown is not None:  # `path` is the loader's; `1:` or `null:` cannot be a keyword
         raise SuiteError(f"{source}: {unknown if isinstance(unknown, str) else _short(unknown)}: unknown key")

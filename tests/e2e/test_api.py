@@ -21,7 +21,7 @@ def test_run_from_python_returns_the_records_and_resumes(tmp_path, capsys):
     results, reports = tmp_path / "results", tmp_path / "reports"
     frame = tfscale.run(SUITE, run_id="one", results_dir=results, reports_dir=reports)
     run = results / "api" / "one"
-    assert frame.attrs["run_dir"] == str(run)
+    assert frame.attrs["run_dir"] == str(run) and frame.attrs["report"] == str(reports / "api.html")
     assert sorted(frame["devices"]) == [1, 1, 2] and set(frame["status"]) == {"ok"}
     assert frame["scaling_efficiency"].notna().all() and (frame["step_time_median_s"] > 0).all()
     assert (reports / "api.html").stat().st_size > 100_000

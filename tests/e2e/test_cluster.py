@@ -76,9 +76,13 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
     assert ps2["comm_time_pull_s"] > 0 and ps2["comm_time_push_s"] > 0
     assert ps2["comm_method"].startswith("parameter_server: medians of 10 rounds")
     assert ps2["comm_time_split_s"] is None  # no all-reduce under PS
+    from tfscale.flops import analytic_flops
+
     for r in records:
         assert r["port_retries"] == 0 and r["launcher"] == "local"
         assert r["throughput_examples_per_s"] > 0
+        # counted once, by rank 0 (the part the merge starts from): 16 examples per replica, x replicas
+        assert r["flops_per_step"] == analytic_flops("mlp", "tiny", 16) * r["replicas"]
     logs = sorted(p.name for p in (tmp_path / "results" / "clusters" / "c" / "logs").iterdir())
     assert f"{ps2['config_id']}.ps-0.log" in logs and f"{mwms2['config_id']}.worker-1.log" in logs
     assert workers_left(tmp_path) == []

@@ -40,9 +40,9 @@ def compare(
 ) -> None:
     """Compare the run folders BASE and NEW (configs matched by config_id, else by axes)."""
     # Late imports: pandas and plotly load only for this command.
-    from tfscale.compare import DRIFT_NOTE, LOST_MISSING, ON_WINDOWS, TESTED_ON, env_differences, lost_configs, p_text
+    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, env_differences, lost_configs, p_text
     from tfscale.compare import compare as compare_runs
-    from tfscale.gate import junit_xml, markdown_table, shift_text, summary_line
+    from tfscale.gate import gate_fails, junit_xml, markdown_table, shift_text, summary_line
     from tfscale.htmlreport.comparison import render_comparison
     from tfscale.store import load_env, load_results
     from tfscale.textable import format_table
@@ -88,8 +88,5 @@ def compare(
             Path(target).write_text(text(), encoding="utf-8")
     written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
     click.echo(f"{summary_line(rows, lost, threshold)}; comparison: {path}{written}")
-    regressions = int(rows["regression"].sum()) if not rows.empty else 0
-    missing = sum(1 for c in lost if c.status == LOST_MISSING)
-    failed = len(lost) - missing
-    if fail_on_regression and (regressions or failed or (missing and not allow_missing)):
+    if fail_on_regression and gate_fails(rows, lost, allow_missing):
         raise click.exceptions.Exit(1)

@@ -8,11 +8,10 @@ from pathlib import Path
 import click
 
 from tfscale import contract
+from tfscale.api import plan as plan_suite
 from tfscale.errors import TfscaleError
 from tfscale.launch import TARGETS
 from tfscale.launch.emit import LaunchOptions, emit
-from tfscale.planner import expand
-from tfscale.suite import load_suite
 
 
 @click.command()
@@ -62,7 +61,7 @@ def launch(
     python: str,
 ) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
-    plan = expand(load_suite(suite_file))
+    plan = plan_suite(suite_file)
     if target == "hosts" and not hosts:
         raise TfscaleError("--target hosts needs --hosts h1,h2,...")
     options = LaunchOptions(

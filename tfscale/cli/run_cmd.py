@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import click
 
-from tfscale.api import INTERRUPTED_EXIT, RUN_LAUNCHERS, SlurmArgs, run_suite
+from tfscale.api import INTERRUPTED_EXIT, RUN_LAUNCHERS, SlurmArgs, load, run_suite
 from tfscale.cli.echo import click_echo
-from tfscale.suite import load_suite
 
 
 @click.command()
@@ -58,7 +57,7 @@ def run(
     """Run every config of SUITE and report. Exits 1 when any config failed or timed out."""
     try:
         outcome = run_suite(
-            load_suite(suite_file),
+            load(suite_file),
             suite_file=suite_file,
             run_id=run_id,
             results_dir=results_dir,

@@ -152,11 +152,9 @@ def mfu_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = ok[pd.to_numeric(ok[m.MFU], errors="coerce").notna()]
     if ok.empty:
         return None
-    mfu = ok[m.MFU].astype(float)
-    median = ok[m.STEP_TIME_MEDIAN_S].astype(float)
-    # MFU is proportional to throughput, which is inversely proportional to the step time
-    ok["ci_plus"] = mfu * median / pd.to_numeric(ok[m.STEP_TIME_CI95_LOW_S], errors="coerce") - mfu
-    ok["ci_minus"] = mfu - mfu * median / pd.to_numeric(ok[m.STEP_TIME_CI95_HIGH_S], errors="coerce")
+    ok = _ci_error_columns(ok)  # the throughput's error bars, scaled: MFU is proportional to throughput
+    scale = ok[m.MFU].astype(float) / ok[m.THROUGHPUT_EXAMPLES_PER_S].astype(float)
+    ok["ci_plus"], ok["ci_minus"] = ok["ci_plus"] * scale, ok["ci_minus"] * scale
     hover = [m.ACHIEVED_FLOPS_PER_S, m.PEAK_FLOPS_PER_S, m.SCALING_EFFICIENCY]
     fig = _per_layout_line(ok, m.MFU, "MFU", hover, wrap)
     fig.update_yaxes(rangemode="tozero", tickformat=".0%")

@@ -15,7 +15,7 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.axes import mode_of
-from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, parse_visible_gpus
+from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, first_trainer, parse_visible_gpus
 from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
@@ -91,6 +91,8 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
     record = measurements(spec, loop, trainer, peak) | energy
+    if task_name != first_trainer(spec).name:  # every rank would count the same graph; the merge keeps rank 0's
+        return record
     # Last: it builds a copy of the model on the CPU, which must not count in the memory figures read above.
     return record | flops_columns(spec, trainer.replicas)
 

@@ -1,7 +1,7 @@
 """The CPU's peak FLOP/s per logical device, measured once per run by a matmul microbenchmark (the denominator of
 MFU on CPUs; GPUs take theirs from tfscale.peaks' datasheet table).
 
-For each logical-device count n the sweep uses (and for 1): n square matmuls at a time, one on each of n logical CPU
+For each logical-device count n asked for: n square matmuls at a time, one on each of n logical CPU
 devices (they share the host's cores, as the configs' devices do), timed in windows of at least WINDOW_S after a
 warm-up. tfscale.peaks takes the host's peak as the best median any count reached (n matmuls at once oversubscribe
 the cores' threads: two at once reached 0.6 of one, once, here), and a device's peak as its n-th part, since n
@@ -27,8 +27,8 @@ METHOD = (
 
 def measure(counts: list[int], dtypes: list[str]) -> dict[str, Any]:
     """{"total": {dtype: {str(n): FLOP/s of n at once}}, "spread": {dtype: {str(n): (max - min) / median of the
-    windows}}, "method": METHOD}, for each count and for 1. Sets up max(counts) logical CPU devices (TF allows that
-    once per process). tfscale.peaks makes the per-device peaks of them."""
+    windows}}, "method": METHOD}, for each of `counts` (the parent asks for 1 too: the host's own peak). Sets up
+    max(counts) logical CPU devices (TF allows that once per process). tfscale.peaks makes the per-device peaks."""
     import tensorflow as tf
 
     from tfscale.worker.devices import setup_devices
@@ -38,7 +38,7 @@ def measure(counts: list[int], dtypes: list[str]) -> dict[str, Any]:
     spread: dict[str, dict[str, float]] = {}
     for dtype in dtypes:
         totals[dtype], spread[dtype] = {}, {}
-        for n in sorted(set(counts) | {1}):
+        for n in sorted(set(counts)):
             rates = _rates(tf, devices[:n], tf.as_dtype(dtype))
             middle = statistics.median(rates)
             totals[dtype][str(n)] = middle

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import tensorflow as tf
 
@@ -30,57 +31,61 @@ PYTHON_LINE = "python"  # lines named after the Python thread hold the eager cal
 COLLECTIVE = re.compile(r"Collective(Reduce|Gather|Bcast)|AllReduce|NcclAll|AllGather|ReduceScatter")
 
 
-def collective_intervals(xplane: Path) -> list[tuple[float, float]]:
-    """(start_s, end_s) of every collective op event in one .xplane.pb file."""
+def read_space(xplane: Path):
+    """One .xplane.pb file, parsed (read once for both the collective time and the op events)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(xplane.read_bytes())
-    intervals = []
+    return space
+
+
+def _events(space) -> Iterator[tuple[Any, Any, Any, float, float]]:
+    """(plane, line, event, start_s, end_s) of every event, on the trace's one clock."""
     for plane in space.planes:
         for line in plane.lines:
-            on_collective_line = line.name.startswith("collective")  # every event there is collective work
             for event in line.events:
-                if on_collective_line or COLLECTIVE.search(plane.event_metadata[event.metadata_id].name):
-                    start_ps = line.timestamp_ns * 1000 + event.offset_ps
-                    intervals.append((start_ps * 1e-12, (start_ps + event.duration_ps) * 1e-12))
-    return intervals
-
-
-def op_events(xplane: Path) -> list[OpEvent]:
-    """The op events of one .xplane.pb file, on one clock (s)."""
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    space = xplane_pb2.XSpace()
-    space.ParseFromString(xplane.read_bytes())
-    events = []
-    for plane in space.planes:
-        tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
-        device = plane.name.startswith("/device:")
-        for line in plane.lines:
-            if line.name.startswith(PYTHON_LINE):
-                continue
-            for event in line.events:
-                name = plane.event_metadata[event.metadata_id].name
-                if device and tf_op is not None:  # a kernel: the op it runs for is in its stats
-                    name = next((s.str_value for s in event.stats if s.metadata_id == tf_op), "") or name
-                match = OP_EVENT.match(name)
-                if match is None:
-                    continue
                 start_ps = line.timestamp_ns * 1000 + event.offset_ps
-                events.append(
-                    OpEvent(start_ps * 1e-12, (start_ps + event.duration_ps) * 1e-12, match.group(1), match.group(2))
-                )
+                yield plane, line, event, start_ps * 1e-12, (start_ps + event.duration_ps) * 1e-12
+
+
+def collective_intervals(space) -> list[tuple[float, float]]:
+    """(start_s, end_s) of every collective op event of a parsed trace."""
+    return [
+        (start, end)
+        for plane, line, event, start, end in _events(space)
+        # every event on a collective line is collective work; elsewhere (GPU) the op's name says so
+        if line.name.startswith("collective") or COLLECTIVE.search(plane.event_metadata[event.metadata_id].name)
+    ]
+
+
+def op_events(space) -> list[OpEvent]:
+    """The op events of a parsed trace (not the Python thread's eager calls around them)."""
+    tf_op = {
+        plane.name: next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+        for plane in space.planes
+    }
+    events = []
+    for plane, line, event, start, end in _events(space):
+        if line.name.startswith(PYTHON_LINE):
+            continue
+        name = plane.event_metadata[event.metadata_id].name
+        stat = tf_op[plane.name]
+        if plane.name.startswith("/device:") and stat is not None:  # a kernel: the op it runs for is in its stats
+            name = next((s.str_value for s in event.stats if s.metadata_id == stat), "") or name
+        match = OP_EVENT.match(name)
+        if match is not None:
+            events.append(OpEvent(start, end, match.group(1), match.group(2)))
     return events
 
 
-def op_columns(files: list[Path], steps: int, traced_step_s: float) -> dict:
+def op_columns(spaces: list, steps: int, traced_step_s: float) -> dict:
     """Per step: the time of each op group, the traced window and the wall time of the traced steps (s), and the
     top ops by self time as text."""
     from tfscale import metrics as m
     from tfscale.opgroups import GROUP_COLUMNS
 
-    result = breakdown([e for f in files for e in op_events(f)]).per_step(steps)
+    result = breakdown([e for space in spaces for e in op_events(space)]).per_step(steps)
     columns = {column: result.groups[group] for group, column in GROUP_COLUMNS.items()}
     columns[m.TOP_OPS] = [f"{op_type} {name}: {seconds * 1e3:.3f} ms" for op_type, name, seconds in result.top]
     columns[m.OP_WINDOW_S] = result.window_s
@@ -108,9 +113,10 @@ def profile_steps(
         files = sorted(logdir.rglob("*.xplane.pb"))
         if not files:
             return {m.TRACE_ERROR: f"the profiler wrote no .xplane.pb under {logdir}"}
-        columns = {m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps} | op_columns(files, steps, traced_step_s)
+        spaces = [read_space(f) for f in files]
+        columns = {m.TRACE_PATH: str(logdir), m.TRACE_STEPS: steps} | op_columns(spaces, steps, traced_step_s)
         if collectives:
-            intervals = [i for f in files for i in collective_intervals(f)]
+            intervals = [i for space in spaces for i in collective_intervals(space)]
             columns[m.COMM_TIME_TRACE_S] = union_length(intervals) / steps
         return columns
     except Exception as error:  # a trace must never fail the config
