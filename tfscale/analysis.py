@@ -1,7 +1,7 @@
 """Scaling analysis on a records DataFrame: pure pandas, no TensorFlow.
 
 Each config is compared with the 1-node, 1-device config of the same workload (model, size, precision, batch
-policy and batch_size, jit, optimizer, device) in the same run:
+policy and batch_size, jit, optimizer, device, data and its pipeline settings) in the same run:
 - strong scaling (batch_policy "strong", global batch fixed): speedup = T1 / TN, efficiency = T1 / (N * TN),
   with T the median step time;
 - weak scaling (batch_policy "weak", per-replica batch fixed): speedup = thr_N / thr_1,
@@ -19,7 +19,7 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
-from tfscale.axes import AXES
+from tfscale.axes import AXES, DATA_AXES
 from tfscale.repeats import process_medians, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats import median
 from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
@@ -34,6 +34,8 @@ WORKLOAD_KEY = (
     m.BATCH_SIZE,
     m.JIT,
     m.OPTIMIZER,
+    m.DATA,  # a files config's baseline reads the same files: the pipeline's cost is part of both
+    *DATA_AXES,
 )
 HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 
@@ -365,8 +367,10 @@ BREAKDOWN_METHOD = (
     "gap = measured median step - ideal step (strong: T1/N, weak: T1, with T1 the baseline's median step); "
     "exposed communication = comm_time_exposed_s (fused - compute-only step), 0 where its 95 % CI reaches 0 or "
     "below (within noise: a negative value is not a communication time); straggler wait = slowest rank's "
-    "median step - median of the ranks' medians (multi-worker only, else 0); input wait = 0 (synthetic data held "
-    "in memory, never waited on); rest = gap - the others (compute growing with replicas, dispatch, overheads). "
+    "median step - median of the ranks' medians (multi-worker only, else 0); input wait = the config's "
+    "input_wait_time_s minus the ideal step's share of the baseline's (strong: 1/N of it, weak: all of it), each "
+    "0 within noise, the difference at least 0 (synthetic data held in memory: 0, never waited on); "
+    "rest = gap - the others (compute growing with replicas, dispatch, overheads). "
     "Fractions are of the measured step, and gap_fraction = the sum of the four. CIs: bootstrap of the medians "
     "of the config's and the baseline's windows (gap)."
 )
@@ -389,6 +393,13 @@ def exposed_comm(row: pd.Series) -> tuple[float, str | None]:
     return exposed, None
 
 
+def input_wait(row: pd.Series) -> float:
+    """The input wait per step a breakdown counts (s): input_wait_time_s, 0 where it is not measured (synthetic
+    data) or its 95 % CI reaches 0 (within noise: the step fed from memory was as fast)."""
+    wait, low = _number(row.get(m.INPUT_WAIT_TIME_S)), _number(row.get(m.INPUT_WAIT_TIME_CI95_LOW_S))
+    return 0.0 if wait is None or low is None or low <= 0 else wait
+
+
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
     add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
@@ -405,7 +416,8 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         comm, comm_note = exposed_comm(r)
         ranks = r.get(m.RANK_STEP_TIME_MEDIAN_S)
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
-        terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: 0.0}
+        waited = max(0.0, input_wait(r) - per * input_wait(by_id.loc[base]))  # the baseline's wait is in the ideal
+        terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: waited}
         terms[m.REST_S] = gap - sum(terms.values())
         base_samples = samples_of(by_id.loc[base])
         gap_ci = of_medians([samples_of(r), base_samples], lambda t, b, per=per: t - b * per)

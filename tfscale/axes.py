@@ -19,6 +19,8 @@ MIN_WINDOW_S = {"cpu": 0.002, "gpu": 0.05}
 MAX_MEASURE_S = 4.0
 MAX_WARMUP_S = 3.0
 MODEL_SIZES = ("tiny", "small", "medium", "large")
+DATA_SYNTHETIC, DATA_FILES = "synthetic", "files"
+DATA_SOURCES = (DATA_SYNTHETIC, DATA_FILES)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,8 @@ class Axis:
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
     recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
     auto: bool = False  # also takes the string AUTO: the worker chooses (tfscale.precision has the rules)
+    # False: the default is left out of config_id, so an axis added after ids were published keeps existing ids
+    default_in_id: bool = True
 
 
 def _axes(*axes: Axis) -> dict[str, Axis]:
@@ -264,6 +268,69 @@ AXES: dict[str, Axis] = _axes(
     Axis("precision", str, "float32", "Keras dtype policy", choices=("float32", "mixed_bfloat16", "mixed_float16")),
     Axis("jit", bool, False, "XLA-compile the per-replica gradient computation"),
     Axis("optimizer", str, "sgd", "sgd (momentum 0.9) or adam", choices=("sgd", "adam")),
+    Axis(
+        "data",
+        str,
+        "synthetic",
+        "synthetic: one in-memory batch repeated (the input costs nothing); files: TFRecord files written once "
+        "to a cache folder and read through a tf.data pipeline (a user model's own dataset_fn if it has one)",
+        choices=DATA_SOURCES,
+        default_in_id=False,
+    ),
+    Axis("data_examples", int, 4096, "data files: examples written", minimum=1, nullable=True),
+    Axis("data_shards", int, 8, "data files: TFRecord files the examples are split into", minimum=1, nullable=True),
+    Axis(
+        "data_compression",
+        str,
+        "none",
+        "data files: TFRecord compression",
+        choices=("none", "gzip", "zlib"),
+        nullable=True,
+    ),
+    Axis(
+        "data_parallel_calls",
+        int,
+        AUTO,
+        "data files: parallel calls of the parse/decode and augment maps and the file interleave; auto: tf.data "
+        "AUTOTUNE",
+        minimum=1,
+        nullable=True,
+        auto=True,
+    ),
+    Axis(
+        "shuffle_buffer",
+        int,
+        1024,
+        "data files: examples in the shuffle buffer (0: no shuffle)",
+        minimum=0,
+        nullable=True,
+    ),
+    Axis(
+        "prefetch",
+        int,
+        AUTO,
+        "data files: batches prefetched after batching (0: none); auto: tf.data AUTOTUNE",
+        minimum=0,
+        nullable=True,
+        auto=True,
+    ),
+    Axis(
+        "cache",
+        bool,
+        False,
+        "data files: keep the decoded examples in memory after the first epoch (tf.data cache)",
+        nullable=True,
+    ),
+)
+# The input pipeline's knobs: they apply to data: files only (blanked for synthetic data).
+DATA_AXES = (
+    "data_examples",
+    "data_shards",
+    "data_compression",
+    "data_parallel_calls",
+    "shuffle_buffer",
+    "prefetch",
+    "cache",
 )
 
 # Run settings: how a config is measured, not what it is; they are not part of config_id.

@@ -29,6 +29,9 @@ TF_CONFIG_ENV = "TF_CONFIG"  # TensorFlow's own: the cluster and this task, as J
 # Tests only: "<config_id>=<seconds>" makes every training step of that config sleep so long first (a planted
 # slowdown that tfscale compare must flag); never set by tfscale itself.
 TEST_SLEEP_ENV = "TFSCALE_TEST_SLEEP"
+# Test-only: milliseconds the data: files pipeline sleeps per example (tfscale.worker.input), a slow pipeline made
+# on purpose. Synchronous strategies only (a ParameterServer worker cannot run the Python function).
+TEST_DATA_DELAY_ENV = "TFSCALE_TEST_DATA_DELAY_MS"
 RESOLVER_SLURM = "slurm"
 # The pid of the tfscale process that started this worker (local launcher, one-shot calls): the worker asks the
 # kernel to kill it when that process dies (PR_SET_PDEATHSIG), whatever kills it, and exits if it is gone already.

@@ -16,6 +16,7 @@ BUSBW_BYTES_PER_S = "busbw_bytes_per_s"  # bytes/s, algbw x 2(n-1)/n with n repl
 BUSBW_CI95_HIGH_BYTES_PER_S = "busbw_ci95_high_bytes_per_s"  # bytes/s, busbw at the CI's low all-reduce time
 BUSBW_CI95_LOW_BYTES_PER_S = "busbw_ci95_low_bytes_per_s"  # bytes/s, busbw at the CI's high all-reduce time
 BYTES_PER_PACK = "bytes_per_pack"  # multi_worker_mirrored: CommunicationOptions.bytes_per_pack; 0 = TF's choice
+CACHE = "cache"  # data files: bool, tf.data cache of the decoded examples after the first epoch
 CI_COVERS = "ci_covers"  # what spread the step time's CI covers: within one process | between repeats processes
 CI_HALF_WIDTH_REL = "ci_half_width_rel"  # larger side of the median step's 95 % CI / median; empty below 6 samples
 CI_MET = "ci_met"  # bool: ci_half_width_rel <= ci_target
@@ -37,6 +38,15 @@ COMPUTE_TIMES_S = "compute_times_s"  # list of s, the compute-only step's sample
 COMPUTE_TIME_S = "compute_time_s"  # s, median step computing per-replica gradients only (no communication)
 CONFIG_ID = "config_id"  # 12 hex digits: hash of the normalised config axes (plan.config_id)
 CROSS_DEVICE_OPS = "cross_device_ops"  # mirrored: nccl|hierarchical_copy|reduction_to_one_device; empty: TF's default
+DATA = "data"  # synthetic (one in-memory batch repeated) | files (TFRecord files through tf.data)
+DATA_CACHE_BYTES = "data_cache_bytes"  # bytes, the dataset files on disk (data files)
+DATA_CACHE_PATH = "data_cache_path"  # folder of the dataset files, in the tfscale cache (data files)
+DATA_COMPRESSION = "data_compression"  # data files: none|gzip|zlib, the TFRecord compression
+DATA_EXAMPLES = "data_examples"  # data files: examples written to the dataset files
+DATA_GENERATION_S = "data_generation_s"  # s, writing the dataset files; 0 when an earlier run's files were reused
+DATA_PARALLEL_CALLS = "data_parallel_calls"  # data files: parallel calls of the maps, or auto (AUTOTUNE)
+DATA_SHARDS = "data_shards"  # data files: TFRecord files the examples are split into
+DATA_SOURCE = "data_source"  # what the step read: synthetic in-memory batch | tfrecord files | user dataset_fn
 DEVICE = "device"  # cpu|gpu, the suite's device
 DEVICES = "devices"  # nodes * devices_per_node: the N of scaling efficiency
 DEVICES_PER_NODE = "devices_per_node"  # accelerators (or logical CPU devices) per node
@@ -60,6 +70,16 @@ GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable varia
 HOST = "host"  # host name the worker ran on
 HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
+INPUT_BOUND = "input_bound"  # bool, data files: input_wait_time_s > 10 % of the step and its CI above 0
+INPUT_BOUND_NOTE = "input_bound_note"  # the figures that decided input_bound, one sentence
+INPUT_HEADROOM = "input_headroom"  # input_throughput_examples_per_s / throughput: above 1 the pipeline outruns the step
+INPUT_MEMORY_TIMES_S = "input_memory_times_s"  # list of s per step, the step fed one pipeline batch held in memory
+INPUT_PIPELINE = "input_pipeline"  # the tf.data pipeline the config read, in words (settings included)
+INPUT_THROUGHPUT_EXAMPLES_PER_S = "input_throughput_examples_per_s"  # examples/s, the pipeline alone, all workers
+INPUT_WAIT_METHOD = "input_wait_method"  # how input_wait_time_s was measured, in words
+INPUT_WAIT_TIME_CI95_HIGH_S = "input_wait_time_ci95_high_s"  # s, 95 % CI of input_wait_time_s (bootstrap)
+INPUT_WAIT_TIME_CI95_LOW_S = "input_wait_time_ci95_low_s"  # s, 95 % CI of input_wait_time_s (bootstrap)
+INPUT_WAIT_TIME_S = "input_wait_time_s"  # s per step, median step - median step on an in-memory batch (data files)
 JIT = "jit"  # bool, XLA compilation of the per-replica gradient computation
 LAUNCHER = "launcher"  # how the processes were started: local|slurm
 LINK_BYTES_PER_S = "link_bytes_per_s"  # bytes/s, simulated hosts: configured rate of each node's link, per direction
@@ -100,6 +120,7 @@ PEAK_MEMORY_BYTES = "peak_memory_bytes"  # bytes per device, see memory_kind
 PEAK_MEMORY_DEVICE = "peak_memory_device"  # whose peak_memory_bytes: the GPU of the task ("GPU:1") or "process"
 PORT_RETRIES = "port_retries"  # cluster relaunches because a picked port was taken before TF bound it
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
+PREFETCH = "prefetch"  # data files: batches prefetched, or auto (AUTOTUNE); 0: none
 PRICE_PER_DEVICE_HOUR = "price_per_device_hour"  # the suite's price of one device for one hour (any currency)
 RANK_CPU_AFFINITY = "rank_cpu_affinity"  # list, each training rank's allowed CPUs (sched_getaffinity, as "0-7,16")
 RANK_GPU_UUIDS = "rank_gpu_uuids"  # list, each training rank's GPUs by NVML UUID (empty list on CPU)
@@ -116,6 +137,7 @@ RUN_ID = "run_id"  # name of the run folder under results/<suite>/
 SAMPLES = "samples"  # timing windows timed (the length of step_times_s)
 SCHEMA_VERSION = "schema_version"  # int, version of this record layout (store.SCHEMA_VERSION)
 SEED = "seed"  # int, seed of the synthetic data
+SHUFFLE_BUFFER = "shuffle_buffer"  # data files: examples in the shuffle buffer; 0: no shuffle
 SLURM_JOB_ID = "slurm_job_id"  # launcher slurm: the job (allocation) the config's step ran in
 SLURM_STEP_ID = "slurm_step_id"  # launcher slurm: the config's job step in slurm_job_id (empty: never started)
 STAGES = "stages"  # pipeline: contiguous layer groups, one per device
@@ -169,7 +191,7 @@ GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the confi
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
 GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
-INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: time waiting for input (0 with synthetic in-memory data)
+INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: input_wait_time_s (0 within noise; 0 with synthetic in-memory data)
 JOULES_PER_EXAMPLE = "joules_per_example"  # J, energy_j / (energy_window_s x throughput)
 LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes × 1", "2 workers + 1 PS" (tfscale.labels)
 MFU = "mfu"  # achieved_flops_per_s / (devices x peak_flops_per_s): model FLOPs utilisation, 0..1
@@ -252,6 +274,20 @@ RECORD_COLUMNS = (
     CLUSTER,
     PORT_RETRIES,
     COLLECTIVE_IMPLEMENTATION,
+    DATA_SOURCE,
+    DATA_CACHE_PATH,
+    DATA_CACHE_BYTES,
+    DATA_GENERATION_S,
+    INPUT_PIPELINE,
+    INPUT_THROUGHPUT_EXAMPLES_PER_S,
+    INPUT_HEADROOM,
+    INPUT_WAIT_TIME_S,
+    INPUT_WAIT_TIME_CI95_LOW_S,
+    INPUT_WAIT_TIME_CI95_HIGH_S,
+    INPUT_MEMORY_TIMES_S,
+    INPUT_BOUND,
+    INPUT_BOUND_NOTE,
+    INPUT_WAIT_METHOD,
     COMPUTE_TIME_S,
     COMPUTE_TIMES_S,
     COMM_TIME_EXPOSED_S,

@@ -16,6 +16,9 @@ from tfscale.axes import (
     ADDONS,
     AUTO,
     AXES,
+    DATA_AXES,
+    DATA_FILES,
+    DATA_SYNTHETIC,
     MIN_WINDOW_S,
     MODES,
     PARALLELISM_AXES,
@@ -48,7 +51,11 @@ def config_id(config: dict[str, Any], device: str, user_model: dict[str, Any] | 
     in another suite keeps its id, so runs can be resumed and compared. Axes that do not apply (None) are left
     out too, so an axis added later for other strategies keeps the ids of existing configs.
     """
-    content = {k: config[k] for k in AXES if config.get(k) is not None}
+    content = {
+        k: config[k]
+        for k, axis in AXES.items()
+        if config.get(k) is not None and (axis.default_in_id or config[k] != axis.default)
+    }
     content["device"] = device
     if user_model is not None:
         content["user_model"] = user_model
@@ -94,6 +101,9 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     """Blank axes that do not apply, so that configs differing only there collapse into one; an add-on left
     empty is on wherever the config's mode makes it."""
     config = dict(config)
+    if config["data"] == DATA_SYNTHETIC:  # one in-memory batch: no pipeline whose knobs could differ
+        for axis in DATA_AXES:
+            config[axis] = None
     unsupported = MODES[mode_of(config["strategy"], config["parallelism"])].unsupported
     if config["comm_breakdown"] is None:
         config["comm_breakdown"] = "comm_breakdown" not in unsupported
@@ -135,10 +145,25 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
                 f"set {addon}: false"
             )
     if config["parallelism"] != "data":
+        if config["data"] == DATA_FILES:
+            raise SuiteError(
+                f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: data: files needs data "
+                "parallelism (a tf.distribute strategy distributes the dataset); model-parallel modes train on one "
+                "in-memory batch: use data: synthetic"
+            )
         _check_model_parallel(config, suite, where)
         return
     strategy = STRATEGIES[config["strategy"]]
     name = f"{suite.path}: {where}: {config['model']}/{config['strategy']}"
+    if (
+        config["data"] == DATA_FILES
+        and strategy.name == "multi_worker_mirrored"
+        and config["data_shards"] < (workers := config["nodes"])
+    ):
+        raise SuiteError(
+            f"{name}: data_shards={config['data_shards']} < {workers} workers: each worker reads its own files; "
+            f"use data_shards >= {workers}"
+        )
     if strategy.exactly_one_device and config["devices_per_node"] != 1:
         raise SuiteError(
             f"{name} with devices_per_node={config['devices_per_node']}: {strategy.tf_name} runs on exactly one "

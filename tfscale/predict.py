@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tfscale import metrics as m
-from tfscale.analysis import WORKLOAD_KEY, add_scaling
+from tfscale.analysis import add_scaling, workload_key
 from tfscale.comm import bus_factor
 from tfscale.repeats import samples_of
 from tfscale.uncertainty import resampled_medians, size_of
@@ -51,7 +51,7 @@ def _groups(frame: pd.DataFrame):
         [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
     )
     for (_, strategy, _), group in ok.groupby(
-        [ok.apply(lambda r: tuple(r[k] for k in WORKLOAD_KEY), axis=1), m.STRATEGY, links]
+        [ok.apply(lambda r: workload_key(r), axis=1), m.STRATEGY, links]
     ):
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)
         if multi.empty:

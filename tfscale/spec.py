@@ -44,6 +44,14 @@ class RunSpec:
     precision: str
     jit: bool
     optimizer: str
+    data: str  # synthetic|files; the pipeline's knobs below apply to files only (None otherwise)
+    data_examples: int | None
+    data_shards: int | None
+    data_compression: str | None
+    data_parallel_calls: int | str | None  # an int, or "auto" (tf.data AUTOTUNE)
+    shuffle_buffer: int | None
+    prefetch: int | str | None  # an int, or "auto" (tf.data AUTOTUNE)
+    cache: bool | None
     # run settings (how it is measured)
     steps: int | str  # an int, or "auto" (tfscale.precision decides; so for the next two)
     warmup_steps: int | str

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfscale import metrics as m
-from tfscale.axes import AUTO, AXES, SETTINGS
+from tfscale.axes import AUTO, AXES, DATA_SYNTHETIC, SETTINGS
 from tfscale.errors import RecordWarning, ResultsError
 from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
 
@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #     (repeat 0 .. N-1) that load_results combines into one record (tfscale.repeats); version-2 lines ran once
 #     (repeat 0). Precision columns (ci_target, ci_met, ci_half_width_rel, samples, warmup_stop, measure_stop) and
 #     CI columns are new columns, empty for older records. Later in 0.4.0, without a new version: flops_per_step,
-#     flops_per_replica_step, flops_method (empty for older records).
+#     flops_per_replica_step, flops_method (empty for older records); the data axis and its pipeline knobs
+#     (data_*, shuffle_buffer, prefetch, cache) and the input columns (data_source, input_*): older records read
+#     one in-memory batch (data: synthetic, its knobs empty).
 # A column added without changing any meaning needs no new version: load_results gives older records every column of
 # RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
 SCHEMA_VERSION = 3
@@ -218,16 +220,17 @@ _TEXT = (
     m.TIMING, m.COMM_METHOD, m.MEASURE_STOP, m.WARMUP_STOP, m.CI_COVERS, m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE,
     m.COLLECTIVE_IMPLEMENTATION, m.MODEL_PARALLEL_METHOD, m.LINK_CHECK_METHOD, m.LOG_PATH, m.LOG_TAIL,
     m.TELEMETRY_PATH, m.TRACE_PATH, m.TRACE_ERROR, m.TF_VERSION, m.TFSCALE_VERSION, m.STARTED_AT, m.FINISHED_AT,
+    m.DATA_SOURCE, m.DATA_CACHE_PATH, m.INPUT_PIPELINE, m.INPUT_BOUND_NOTE, m.INPUT_WAIT_METHOD,
 )  # fmt: skip
-_FLAGS = (m.CI_MET, m.STRAGGLER, m.OVERLAP_OUT_OF_RANGE)
-_NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET)
+_FLAGS = (m.CI_MET, m.STRAGGLER, m.OVERLAP_OUT_OF_RANGE, m.INPUT_BOUND)
+_NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET, m.INPUT_HEADROOM)
 _NUMBER_LISTS = (
     m.STEP_TIMES_S, m.COMPUTE_TIMES_S, m.REPEAT_MEDIANS_S, m.REPEAT_SAMPLES, m.RANK_STEP_TIME_MEDIAN_S,
-    m.RANK_THROUGHPUT, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES,
+    m.RANK_THROUGHPUT, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES, m.INPUT_MEMORY_TIMES_S,
 )  # fmt: skip
 _COUNTS = (
     m.DEVICES, m.REPLICAS, m.GLOBAL_BATCH_SIZE, m.PARAMS, m.SAMPLES, m.TIMED_STEPS, m.PORT_RETRIES, m.REPEAT,
-    m.TELEMETRY_SAMPLES, m.TRACE_STEPS, m.FLOPS_PER_STEP, m.FLOPS_PER_REPLICA_STEP,
+    m.TELEMETRY_SAMPLES, m.TRACE_STEPS, m.FLOPS_PER_STEP, m.FLOPS_PER_REPLICA_STEP, m.DATA_CACHE_BYTES,
 )  # fmt: skip
 
 
@@ -328,6 +331,8 @@ def load_results(*paths: str | Path) -> pd.DataFrame:
     missing = [c for c in m.RECORD_COLUMNS if c not in frame.columns]
     if missing:  # one concat: adding columns one at a time fragments the frame
         frame = pd.concat([frame, pd.DataFrame(dict.fromkeys(missing), index=frame.index, dtype=object)], axis=1)
+    # records older than the data axis read one in-memory batch
+    frame[m.DATA] = frame[m.DATA].where(frame[m.DATA].notna(), DATA_SYNTHETIC)
     extra = [c for c in frame.columns if c not in m.RECORD_COLUMNS]
     return frame[list(m.RECORD_COLUMNS) + extra]
 

@@ -18,6 +18,11 @@ class Workload:
     loss: callable (y_true, y_pred) -> per-example loss, shape [batch] (no reduction over the batch).
     input_spec / target_spec: `tf.TensorSpec` of ONE example, without the batch dimension.
     target_max: for integer targets, the exclusive upper bound of target values (e.g. classes); else None.
+    dataset_fn: optional, the model's own input pipeline, read with `data: files`:
+        `dataset_fn(input_context, global_batch) -> tf.data.Dataset` of (x, y) batches of
+        `input_context.get_per_replica_batch_size(global_batch)` examples, this pipeline's share of the data
+        (shard with `input_context.num_input_pipelines` / `input_pipeline_id`): the convention of
+        `tf.distribute.Strategy.distribute_datasets_from_function`. tfscale repeats it.
     """
 
     model: Any
@@ -26,3 +31,4 @@ class Workload:
     target_spec: Any
     target_max: int | None = None
     input_max: int | None = None  # for integer inputs (token ids): exclusive upper bound; else None
+    dataset_fn: Callable[[Any, int], Any] | None = None

@@ -3,6 +3,7 @@ model and optimizer made in its scope; the fused training step; its communicatio
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -78,26 +79,37 @@ def build(spec: RunSpec) -> Built:
 
 def trainer(spec: RunSpec, task_name: str) -> Trainer:
     from tfscale.worker.data import synthetic_dataset
+    from tfscale.worker.input import SOURCE_SYNTHETIC, source
     from tfscale.worker.loop import build_train_step, host_sync, loss_scale, make_gradients, make_replica_step
     from tfscale.worker.strategies import collective_implementation
 
     built = build(spec)
     global_batch = spec.global_batch_size
-    dataset = built.strategy.experimental_distribute_dataset(synthetic_dataset(built.workload, global_batch, spec.seed))
+    replicas = built.strategy.num_replicas_in_sync
+    files = source(spec, built.workload, global_batch // replicas)
+    if files is None:
+        synthetic = synthetic_dataset(built.workload, global_batch, spec.seed)
+        dataset = built.strategy.experimental_distribute_dataset(synthetic)
+    else:
+        dataset = files.distributed(built.strategy)
+        report_progress("input pipeline ready")
     gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
     replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
     iterator = iter(dataset)
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
-    replicas = built.strategy.num_replicas_in_sync
 
     implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
+    implementation |= {m.DATA_SOURCE: SOURCE_SYNTHETIC} if files is None else files.columns
 
     def columns(loop) -> dict[str, Any]:
+        found = dict(implementation)
+        if files is not None:
+            found |= input_figures(built, files, replica_step, sync, loop)
         if not spec.comm_breakdown or replicas < 2:
-            return implementation
+            return found
         if spec.jit and spec.device == "cpu":
-            return implementation | {m.COMM_METHOD: JIT_NOT_MEASURED}
-        return implementation | communication(spec, built, gradients, iterator, sync, loop)
+            return found | {m.COMM_METHOD: JIT_NOT_MEASURED}
+        return found | communication(spec, built, gradients, iterator, sync, loop)
 
     return Trainer(
         build_train_step(built.strategy, replica_step, iterator),
@@ -141,3 +153,31 @@ def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) 
     samples = comm.measure(strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync, window)
     report_progress("communication timed")
     return comm.figures(samples, loop.samples_s, window, variable_bytes(variables), strategy.num_replicas_in_sync)
+
+
+def input_figures(built: Built, files, replica_step, sync, loop) -> dict[str, Any]:
+    """The input wait and the pipeline's own throughput (tfscale.inputs): windows of the same step fed one pipeline
+    batch held in memory, as many as the timed loop had (at least MIN_INPUT_WINDOWS), then the pipeline drained
+    alone. Every rank of a cluster runs the same windows (lockstep: the step all-reduces)."""
+    from tfscale.inputs import input_columns
+    from tfscale.worker.input import input_only_examples_per_s
+    from tfscale.worker.loop import build_train_step
+    from tfscale.worker.timing import time_calls
+
+    strategy, window = built.strategy, loop.window_steps
+    memory = iter(strategy.distribute_datasets_from_function(files.in_memory))
+    memory_step = build_train_step(strategy, replica_step, memory)
+    report_progress("timing the step on an in-memory batch")
+    windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
+    memory_samples = time_calls(memory_step, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
+    report_progress("timing the input pipeline alone")
+    context = files.contexts[0]
+    examples_per_s = input_only_examples_per_s(files.fn(context), files.per_replica_batch)
+    # This process's share: its pipeline feeds its own replicas (all of them, or one MultiWorkerMirrored worker's:
+    # the merge sums the workers' pipelines and recomputes the headroom over the config's throughput).
+    local_replicas = len(strategy.extended.worker_devices)
+    consumed = files.per_replica_batch * local_replicas / statistics.median(loop.samples_s)
+    return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, window)
+
+
+MIN_INPUT_WINDOWS = 10

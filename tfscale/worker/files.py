@@ -1,0 +1,184 @@
+"""The dataset files of `data: files`: TFRecord shards written once per workload into tfscale's cache folder.
+
+A dataset's folder is named by a hash of everything its bytes depend on (DatasetKey), so every config and every
+later run of the same workload reads the same files. Writers take an exclusive lock per dataset (the ranks of a
+cluster start together), write into a temporary folder beside it and rename it into place after its manifest
+(file names, sizes, CRC-32s) is written: a folder is either complete or absent. A folder whose manifest is missing
+or does not match its files (a partial copy, a damaged file) is removed and written again.
+
+Each example: `id` (int64, its index in the dataset: tests check that no example is read twice), `x` and `y`.
+Image inputs (rank 3, 3 channels, float: the zoo cnn) are stored as JPEG so that decoding costs what it costs in
+real training; every other tensor as a flat int64 or float list of the spec's shape.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from tfscale.envinfo import cache_dir
+from tfscale.workload import Workload
+
+FORMAT_VERSION = 1  # history: 1 = id, x (JPEG for images), y; bump when the bytes of a dataset change
+MANIFEST = "manifest.json"
+JPEG_QUALITY = 90
+COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
+
+
+def is_image(spec: tf.TensorSpec) -> bool:
+    """Stored as JPEG: float tensors of shape (height, width, 3)."""
+    shape = spec.shape.as_list()
+    return spec.dtype.is_floating and len(shape) == 3 and shape[-1] == 3 and None not in shape
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A complete dataset folder: its shard paths in order, bytes on disk, examples, how long writing it took."""
+
+    path: Path
+    files: tuple[str, ...]
+    bytes: int
+    examples: int
+    generation_s: float  # 0.0: the files were already there
+    compression: str
+
+    @property
+    def compression_type(self) -> str | None:
+        return COMPRESSION[self.compression]
+
+
+def dataset_key(workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int) -> str:
+    """16 hex digits over what the files' bytes depend on: format, the model (`what`: zoo name and size, or the
+    user model's entry and args), the example specs, sizes, compression and seed."""
+    content = {
+        "format": FORMAT_VERSION,
+        "model": what,
+        "x": [workload.input_spec.shape.as_list(), workload.input_spec.dtype.name, workload.input_max],
+        "y": [workload.target_spec.shape.as_list(), workload.target_spec.dtype.name, workload.target_max],
+        "examples": examples,
+        "shards": shards,
+        "compression": compression,
+        "seed": seed,
+    }
+    blob = json.dumps(content, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def datasets_root() -> Path:
+    return cache_dir() / "datasets"
+
+
+def ensure_dataset(workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int) -> Dataset:
+    """The dataset's folder in the cache, written first if it is missing or damaged (under its lock)."""
+    root = datasets_root()
+    root.mkdir(parents=True, exist_ok=True)
+    key = dataset_key(workload, what, examples, shards, compression, seed)
+    folder = root / key
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when this process dies
+        found = read_complete(folder, compression)
+        if found is not None:
+            return found
+        for stale in root.glob(f".tmp-{key}-*"):  # a writer killed mid-way (it held this lock, so it is gone)
+            shutil.rmtree(stale, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)  # damaged or partial: never read half a dataset
+        start = time.perf_counter()
+        temporary = root / f".tmp-{key}-{os.getpid()}"
+        temporary.mkdir()
+        write_shards(temporary, workload, examples, shards, compression, seed)
+        temporary.rename(folder)
+        elapsed = time.perf_counter() - start
+        written = read_complete(folder, compression)
+        if written is None:
+            raise RuntimeError(f"dataset {folder}: written but its manifest does not match its files")
+        return Dataset(written.path, written.files, written.bytes, written.examples, elapsed, compression)
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def read_complete(folder: Path, compression: str) -> Dataset | None:
+    """The dataset in `folder` if its manifest exists and every file it lists has its size and CRC-32; else None."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = manifest["files"]
+        for entry in files:
+            path = folder / entry["name"]
+            if path.stat().st_size != entry["bytes"] or _crc(path) != entry["crc32"]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    paths = tuple(str(folder / entry["name"]) for entry in files)
+    return Dataset(folder, paths, sum(e["bytes"] for e in files), int(manifest["examples"]), 0.0, compression)
+
+
+def _values(spec: tf.TensorSpec, upper: int | None, count: int, rng: np.random.Generator) -> np.ndarray:
+    shape = (count, *spec.shape.as_list())
+    if spec.dtype.is_integer:
+        return rng.integers(0, upper or 2, size=shape)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _images(spec: tf.TensorSpec, count: int, rng: np.random.Generator) -> np.ndarray:
+    """uint8 images with some structure (a coarse random pattern scaled up, plus noise), so that JPEG compresses
+    them about as it does photographs rather than as white noise."""
+    height, width, channels = spec.shape.as_list()
+    coarse = rng.integers(0, 256, size=(count, 4, 4, channels)).astype(np.float32)
+    smooth = tf.image.resize(coarse, (height, width), method="bilinear").numpy()
+    noisy = smooth + rng.normal(0, 12, size=smooth.shape)
+    return np.clip(noisy, 0, 255).astype(np.uint8)
+
+
+def _feature(value: np.ndarray, spec: tf.TensorSpec) -> tf.train.Feature:
+    flat = value.reshape(-1)
+    if spec.dtype.is_integer or spec.dtype.is_bool:
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=flat.astype(np.int64)))
+    return tf.train.Feature(float_list=tf.train.FloatList(value=flat.astype(np.float32)))
+
+
+def write_shards(folder: Path, workload: Workload, examples: int, shards: int, compression: str, seed: int) -> None:
+    """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion)."""
+    rng = np.random.default_rng(seed)
+    image = is_image(workload.input_spec)
+    x = (
+        _images(workload.input_spec, examples, rng)
+        if image
+        else _values(workload.input_spec, workload.input_max, examples, rng)
+    )
+    y = _values(workload.target_spec, workload.target_max, examples, rng)
+    options = tf.io.TFRecordOptions(compression_type=COMPRESSION[compression])
+    entries, bounds = [], np.linspace(0, examples, shards + 1).astype(int)
+    for shard in range(shards):
+        name = f"part-{shard:05d}-of-{shards:05d}.tfrecord"
+        with tf.io.TFRecordWriter(str(folder / name), options) as writer:
+            for i in range(bounds[shard], bounds[shard + 1]):
+                if image:
+                    encoded = tf.io.encode_jpeg(x[i], quality=JPEG_QUALITY).numpy()
+                    feature_x = tf.train.Feature(bytes_list=tf.train.BytesList(value=[encoded]))
+                else:
+                    feature_x = _feature(x[i], workload.input_spec)
+                features = {
+                    "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i])),
+                    "x": feature_x,
+                    "y": _feature(np.asarray(y[i]), workload.target_spec),
+                }
+                writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+        path = folder / name
+        entries.append({"name": name, "bytes": path.stat().st_size, "crc32": _crc(path)})
+    manifest = {"format": FORMAT_VERSION, "examples": examples, "files": entries}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
