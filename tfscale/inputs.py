@@ -18,7 +18,7 @@ from statistics import median
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.formatting import ms
+from tfscale.formatting import ms, percent
 from tfscale.uncertainty import difference_of_medians
 
 INPUT_BOUND_SHARE = 0.10  # a step waiting on input for more than this share of its median is input-bound
@@ -64,13 +64,15 @@ class InputWait:
         verdict = "input-bound" if self.bound else "not input-bound"
         why = ""
         if not self.bound:
-            if self.low_s is None or self.low_s <= 0:
+            if self.high_s is not None and self.high_s < 0:
+                why = ": not measurable, the step fed from memory ran slower"
+            elif self.low_s is None or self.low_s <= 0:
                 why = ": the wait is within noise"
             else:
-                why = f": at most {INPUT_BOUND_SHARE:.0%} of the step"
+                why = f": at most {percent(INPUT_BOUND_SHARE)} of the step"
         return (
             f"{verdict}{why}: waits {ms(self.wait_s)}{ci} of a {ms(self.step_s)} step "
-            f"({self.fraction:.0%}; threshold {INPUT_BOUND_SHARE:.0%})"
+            f"({percent(self.fraction)}; threshold {percent(INPUT_BOUND_SHARE)})"
         )
 
 

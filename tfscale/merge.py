@@ -76,6 +76,10 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
         merged[m.ENERGY_J] = sum(energies)
         merged[m.ENERGY_WINDOW_S] = max(p[m.ENERGY_WINDOW_S] for p in parts)
         merged[m.ENERGY_METHOD] = parts[0][m.ENERGY_METHOD] + f"; summed over {ranks} ranks"
+    if parts[0].get(m.DATA_GENERATION_S) is not None:  # one rank wrote the files, the others found them
+        merged[m.DATA_GENERATION_S] = max(p[m.DATA_GENERATION_S] for p in parts)
+    if parts[0].get(m.INPUT_MEMORY_TIMES_S) is not None:  # every rank timed its own pipeline: the config's figures
+        merged.update(_merged_input(parts, samples, merged[m.THROUGHPUT_EXAMPLES_PER_S]))
     if parts[0].get(m.COMPUTE_TIME_S) is not None:  # every rank timed its communication: the slowest counts
         merged.update(
             comm_figures(
@@ -90,6 +94,20 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
         merged.update(_merged_intervals(parts, samples))
         merged[m.COMM_METHOD] = parts[0][m.COMM_METHOD] + "; merged: the slowest rank's median of each"
     return merged
+
+
+def _merged_input(parts: list[dict[str, Any]], samples: list[float], throughput: float) -> dict[str, Any]:
+    """Input figures of a synchronous cluster: the in-memory step's windows merged as the step's are (slowest rank
+    per window), the wait from both merged sets; the input-only throughputs summed (each rank drained its own
+    files), the headroom over the config's throughput."""
+    from tfscale.inputs import input_columns
+
+    memory = [max(values) for values in zip(*(p[m.INPUT_MEMORY_TIMES_S] for p in parts), strict=True)]
+    rates = [p.get(m.INPUT_THROUGHPUT_EXAMPLES_PER_S) for p in parts]
+    total = sum(rates) if all(r is not None for r in rates) else None
+    found = input_columns(samples, memory, total, throughput, parts[0][m.WINDOW_STEPS])
+    found[m.INPUT_WAIT_METHOD] += f"; merged over {len(parts)} ranks: each window the slowest rank's"
+    return found
 
 
 def _merged_intervals(parts: list[dict[str, Any]], fused_samples: list[float]) -> dict[str, Any]:

@@ -50,9 +50,7 @@ def _groups(frame: pd.DataFrame):
     links = pd.Series(
         [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
     )
-    for (_, strategy, _), group in ok.groupby(
-        [ok.apply(lambda r: workload_key(r), axis=1), m.STRATEGY, links]
-    ):
+    for (_, strategy, _), group in ok.groupby([ok.apply(lambda r: workload_key(r), axis=1), m.STRATEGY, links]):
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)
         if multi.empty:
             continue

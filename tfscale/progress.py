@@ -6,7 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tfscale import formatting as fmt
 from tfscale import metrics as m
+from tfscale.axes import DATA_FILES
 from tfscale.labels import model_label, record_mode
 
 BAR_WIDTH = 20
@@ -34,8 +36,22 @@ def progress_line(done: int, total: int, elapsed_s: float, record: dict[str, Any
         outcome = f"ok, {record[m.STEP_TIME_MEDIAN_S] * 1e3:.2f} ms/step"
     else:
         outcome = f"{record[m.STATUS]}: {record[m.REASON]}"
+    if record.get(m.DATA) == DATA_FILES and record[m.STATUS] == m.STATUS_OK:
+        what += " files"
+        if record.get(m.INPUT_BOUND):
+            outcome += ", input-bound"
     width = len(str(total))
-    return f"[{bar}] {done:{width}d}/{total} ETA {eta_text(elapsed_s, done, total):>7}  {what}: {outcome}"
+    line = f"[{bar}] {done:{width}d}/{total} ETA {eta_text(elapsed_s, done, total):>7}  {what}: {outcome}"
+    return line + dataset_line(record)
+
+
+def dataset_line(record: dict[str, Any]) -> str:
+    """A second line when the config wrote its dataset files: where, how large, how long it took ('' otherwise)."""
+    seconds = record.get(m.DATA_GENERATION_S)
+    if not seconds:  # none written (synthetic data, or the files were reused)
+        return ""
+    size = fmt.size(record.get(m.DATA_CACHE_BYTES))
+    return f"\n  wrote its dataset files ({size}, {seconds:.2f} s), reused from now on: {record[m.DATA_CACHE_PATH]}"
 
 
 class Progress:

@@ -14,13 +14,15 @@ from typing import Any
 import tensorflow as tf
 
 from tfscale import metrics as m
+from tfscale.inputs import input_columns
 from tfscale.merge import counts_from_positions, parameter_server_ranks
 from tfscale.spec import RunSpec
 from tfscale.stats import median
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
+from tfscale.worker.input import SOURCE_SYNTHETIC, input_only_examples_per_s, source
 from tfscale.worker.loop import LoopResult, loss_scale, make_gradients, make_replica_step
-from tfscale.worker.synchronous import build
+from tfscale.worker.synchronous import MIN_INPUT_WINDOWS, build
 from tfscale.worker.timing import time_calls
 from tfscale.worker.trainer import Trainer
 
@@ -36,11 +38,17 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     gradients = make_gradients(built.workload, per_worker_batch, spec.jit, loss_scale(spec))
     replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
 
+    files = source(spec, built.workload, per_worker_batch)
+    # TF gives every ParameterServer worker input pipeline 0 of 1 (each reads all files, in its own shuffled order);
+    # num_replicas_in_sync = workers makes get_per_replica_batch_size(global batch) the per-worker batch.
+    context = tf.distribute.InputContext(1, 0, workers)
+
+    def examples() -> tf.data.Dataset:
+        return synthetic_dataset(built.workload, per_worker_batch, spec.seed) if files is None else files.fn(context)
+
     def dataset_fn():
         # Each element carries its position in the worker's own iterator: see merge.counts_from_positions.
-        return tf.data.Dataset.zip(
-            (synthetic_dataset(built.workload, per_worker_batch, spec.seed), tf.data.Dataset.counter())
-        )
+        return tf.data.Dataset.zip((examples(), tf.data.Dataset.counter()))
 
     @tf.function
     def worker_step(per_worker_iterator):
@@ -80,9 +88,39 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         )
         extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
         extra |= {m.TIMING: timing, m.FINAL_LOSS: float(values[-1].fetch()[0])}
+        if files is None:
+            extra[m.DATA_SOURCE] = SOURCE_SYNTHETIC
+        else:
+            extra |= files.columns | input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
         if spec.comm_breakdown:
             extra |= pull_and_push(coordinator, built, workers, spec.comm_steps)
         return extra
+
+    def input_figures(loop: LoopResult, throughput: float) -> dict[str, Any]:
+        """tfscale.inputs' figures: rounds fed one pipeline batch held in memory on every worker, beside the timed
+        ones; the pipeline alone drained on the chief (one worker's pipeline, times the workers)."""
+        memory = iter(coordinator.create_per_worker_dataset(lambda: files.in_memory(context)))
+
+        def memory_round() -> None:
+            for _ in range(workers):
+                coordinator.schedule(memory_step, args=(memory,))
+
+        report_progress("timing the step on an in-memory batch")
+        windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
+        window = loop.window_steps
+        samples = time_calls(memory_round, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
+        report_progress("timing the input pipeline alone")
+        examples_per_s = input_only_examples_per_s(files.fn(context), per_worker_batch) * workers
+        found = input_columns(loop.samples_s, samples, examples_per_s, throughput, window)
+        found[m.INPUT_PIPELINE] = files.columns[m.INPUT_PIPELINE] + (
+            f"; input_throughput_examples_per_s: one worker's pipeline drained on the chief, x {workers} workers"
+        )
+        return found
+
+    @tf.function
+    def memory_step(per_worker_iterator):
+        x, y = next(per_worker_iterator)
+        return built.strategy.run(replica_step, args=(x, y))
 
     # one replica per worker: the coordinator's strategy reports its own view of replicas
     return Trainer(

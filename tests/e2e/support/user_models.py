@@ -71,3 +71,23 @@ def raises_in_training() -> tfscale.Workload:
 
     workload.loss = loss
     return workload
+
+
+def regressor_with_pipeline(width: int = 8, features: int = 4, examples: int = 256) -> tfscale.Workload:
+    """tiny_regressor with its own input pipeline (read with data: files): examples made from a range, this input
+    pipeline's share of them (the tf.distribute dataset_fn convention), batched per replica."""
+    workload = tiny_regressor(width, features)
+
+    def dataset_fn(input_context, global_batch):
+        batch = input_context.get_per_replica_batch_size(global_batch)
+        ids = tf.data.Dataset.range(examples).shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        pairs = ids.map(
+            lambda i: (
+                tf.fill([features], tf.cast(i, tf.float32) / examples),
+                tf.reshape(tf.cast(i % 7, tf.float32), [1]),
+            )
+        )
+        return pairs.shuffle(64).batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+    workload.dataset_fn = dataset_fn
+    return workload
