@@ -36,7 +36,8 @@ def workload_label(row: pd.Series) -> str:
         text += f", {row[m.PRECISION]}"
     if row.get(m.JIT) is True:
         text += ", jit"
-    return text
+    data = labels.data_label(row)
+    return text + (f", {data}" if data else "")
 
 
 def _throughput_ci(row: pd.Series) -> tuple[float | None, float | None]:

@@ -4,7 +4,10 @@ from pandas rows, where a missing value is None or NaN."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from tfscale.axes import AXES, DATA_AXES, DATA_FILES
 
 
 def _given(value: Any) -> bool:
@@ -63,3 +66,17 @@ def layout_label(nodes: Any, devices_per_node: Any, strategy: Any = None, num_ps
     if strategy == "parameter_server":
         text = f"{nodes} worker{'s' * (nodes > 1)} + {int(num_ps)} PS"
     return text + (f", {link}" if _given(link) and nodes > 1 else "")
+
+
+def data_label(row: Mapping[str, Any]) -> str:
+    """'' for synthetic data; 'files', or 'files (cache, data_parallel_calls=4)' with the pipeline settings that
+    differ from their defaults: what tells two input pipelines of one workload apart in a legend."""
+    if row.get("data") != DATA_FILES:
+        return ""
+    changed = []
+    for name in DATA_AXES:
+        value = row.get(name)
+        if not _given(value) or value == AXES[name].default:
+            continue
+        changed.append(name if value is True else f"{name}={value}")
+    return "files" + (f" ({', '.join(changed)})" if changed else "")

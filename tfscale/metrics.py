@@ -186,6 +186,7 @@ COMM_EXPOSED_S = "comm_exposed_s"  # s, loss breakdown: exposed communication (c
 COMM_FRACTION = "comm_fraction"  # comm_time_exposed_s / step_time_median_s
 COMM_VS_LOOPBACK = "comm_vs_loopback"  # comm_time_isolated_s on the shaped link / the same over loopback
 COST_PER_MILLION_EXAMPLES = "cost_per_million_examples"  # price_per_device_hour x devices / 3600 x 1e6 / throughput
+FILES_VS_SYNTHETIC = "files_vs_synthetic"  # throughput with data: files / the same config's with synthetic data
 GAP_CI95_HIGH_S = "gap_ci95_high_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
@@ -207,6 +208,8 @@ SPEEDUP_CI95_HIGH = "speedup_ci95_high"  # 95 % CI of speedup (bootstrap of the 
 SPEEDUP_CI95_LOW = "speedup_ci95_low"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 STRAGGLER_WAIT_S = "straggler_wait_s"  # s, loss breakdown: slowest rank's median step - median of the ranks'
+SYNTHETIC_SCALING_EFFICIENCY = "synthetic_scaling_efficiency"  # input section: the data: synthetic twin's efficiency
+SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S = "synthetic_throughput_examples_per_s"  # examples/s of the synthetic twin
 
 # Columns every record carries, in the order load_results gives them: who and what, then the config's axes and
 # the settings that say how its samples were taken (named as in the suite: tfscale.axes), then what was measured.

@@ -33,6 +33,8 @@ from tfscale.analysis import (
     add_scaling,
     comm_crosscheck,
     condense,
+    input_comparison,
+    input_hints,
     layout_comparison,
     loss_breakdown,
     mode_comparison,
@@ -314,6 +316,49 @@ def ops_section(frame: pd.DataFrame) -> str | Omitted:
             f'<div class="tablewrap">{records_table(rows, OPS_COLUMNS)}</div>',
         ]
     )
+
+
+INPUT_TABLE_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    "pipeline",
+    m.DATA_SOURCE,
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S,
+    m.FILES_VS_SYNTHETIC,
+    m.SCALING_EFFICIENCY,
+    m.SYNTHETIC_SCALING_EFFICIENCY,
+    m.INPUT_THROUGHPUT_EXAMPLES_PER_S,
+    m.INPUT_HEADROOM,
+    m.INPUT_WAIT_TIME_S,
+    m.INPUT_WAIT_TIME_CI95_LOW_S,
+    m.INPUT_WAIT_TIME_CI95_HIGH_S,
+    m.INPUT_BOUND,
+    m.INPUT_BOUND_NOTE,
+)
+
+
+def input_section(frame: pd.DataFrame) -> str | Omitted:
+    """Synthetic vs files per config, the input-bound verdicts, and which pipeline setting helped."""
+    rows = input_comparison(frame)
+    if rows.empty:
+        return Omitted("no config read files (data: files)")
+    bound = int(rows[m.INPUT_BOUND].fillna(False).astype(bool).sum())
+    hints = input_hints(frame)
+    parts = [
+        f"<p>{bound} of {len(rows)} configs that read files are input-bound.</p>",
+        *([f"<ul>{''.join(f'<li>{html.escape(h)}</li>' for h in hints)}</ul>"] if hints else []),
+    ]
+    plot = figures.input_figure(frame)
+    if plot is not None:
+        parts.append(figure_html(plot))
+    parts += [
+        f'<p class="method">{sections.INPUT}</p>',
+        f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), INPUT_TABLE_COLUMNS)}</div>',
+    ]
+    return "\n".join(parts)
 
 
 def energy_section(frame: pd.DataFrame) -> str | Omitted:
@@ -634,6 +679,7 @@ def render(
         Section("modes", "Data vs model parallelism at equal device counts", modes_section(view)),
         Section("network", "Simulated hosts: communication against the link", network_section(view)),
         Section("loss", "Where the efficiency went", loss_section(view)),
+        Section("input", "Input pipelines: synthetic vs files", input_section(view)),
         Section("ops", "Where the step goes, by op", ops_section(view)),
         Section("energy", "Energy and cost per example", energy_section(view)),
         Section(

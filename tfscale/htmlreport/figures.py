@@ -9,7 +9,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.labels import model_label, record_mode
+from tfscale.labels import data_label, model_label, record_mode
 from tfscale.opgroups import GROUP_COLUMNS
 
 MIB = 1024.0 * 1024.0
@@ -17,8 +17,11 @@ MIB = 1024.0 * 1024.0
 
 def workload_label(row: pd.Series) -> str:
     model = model_label(row[m.MODEL], row[m.MODEL_SIZE])
-    return f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}" + (
-        " xla" if row[m.JIT] else ""
+    data = data_label(row)
+    return (
+        f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
+        + (" xla" if row[m.JIT] else "")
+        + (f" {data}" if data else "")
     )
 
 
@@ -176,6 +179,41 @@ def energy_figure(frame: pd.DataFrame, column: str, label: str, wrap: int = 3) -
     fig = _per_layout_line(ok, "value", label, [column], wrap)
     fig.update_yaxes(rangemode="tozero")
     return _layout(fig, f"{label} vs devices (higher is better; tfscale.energy)", _facet_rows(ok, wrap))
+
+
+INPUT_TITLE = (
+    "Synthetic vs files: throughput vs devices (solid: one in-memory batch; dashed: the tf.data pipeline over the "
+    "dataset files or the model's dataset_fn; bars: 95 % CI of the median step)"
+)
+
+
+def input_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    """Throughput against devices per strategy, synthetic and files side by side, one panel per workload (whatever
+    the data), only for workloads that read files somewhere in the frame."""
+    ok = _ok(frame)
+    if m.DATA not in ok.columns or not (ok[m.DATA] == "files").any():
+        return None
+    ok["data_label"] = ok.apply(lambda r: data_label(r) or "synthetic", axis=1)
+    ok["workload"] = ok.apply(
+        lambda r: f"{model_label(r[m.MODEL], r[m.MODEL_SIZE])} batch {r[m.BATCH_SIZE]} {r[m.BATCH_POLICY]}", axis=1
+    )
+    ok = _ci_error_columns(ok[ok["workload"].isin(ok.loc[ok[m.DATA] == "files", "workload"])])
+    fig = px.line(
+        ok,
+        x=m.DEVICES,
+        y=m.THROUGHPUT_EXAMPLES_PER_S,
+        color="strategy_label",
+        line_dash="data_label",
+        facet_col="workload",
+        facet_col_wrap=wrap,
+        markers=True,
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
+        hover_data=[m.CONFIG_ID, m.INPUT_BOUND, m.INPUT_HEADROOM],
+        labels={m.DEVICES: "devices", m.THROUGHPUT_EXAMPLES_PER_S: "examples/s", "data_label": "data"},
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return _layout(fig, INPUT_TITLE, _facet_rows(ok, wrap))
 
 
 OPS_TITLE = (
