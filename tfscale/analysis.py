@@ -584,6 +584,8 @@ def _key(row: pd.Series, columns: tuple[str, ...]) -> tuple:
 def input_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per ok data: files config (frame through add_scaling): its throughput and scaling efficiency beside
     its synthetic twin's (empty where the sweep has none), the pipeline's own throughput, the wait and the verdict."""
+    if m.DATA not in frame.columns:  # frames built without the data axis read synthetic data
+        return pd.DataFrame()
     ok = frame[frame[m.STATUS] == m.STATUS_OK]
     twins = {_key(r, INPUT_TWIN_KEY): r for _, r in ok[ok[m.DATA] == DATA_SYNTHETIC].iterrows()}
     rows = []
@@ -620,9 +622,11 @@ def input_comparison(frame: pd.DataFrame) -> pd.DataFrame:
 def input_hints(frame: pd.DataFrame) -> list[str]:
     """Where a sweep varied one pipeline setting with all else equal: which value gave the most throughput, against
     the least, and whether the difference is outside the noise (the median steps' 95 % CIs do not overlap)."""
+    if m.DATA not in frame.columns:
+        return []
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.DATA] == DATA_FILES)]
     hints = []
-    for knob in DATA_AXES:
+    for knob in (k for k in DATA_AXES if k in ok.columns):
         others = (*INPUT_TWIN_KEY, *(a for a in DATA_AXES if a != knob))
         for _, group in ok.groupby(ok.apply(lambda r, others=others: _key(r, others), axis=1), sort=False):
             if group[knob].nunique(dropna=False) < 2:
@@ -637,8 +641,14 @@ def input_hints(frame: pd.DataFrame) -> list[str]:
             )
             what = f"{labels.model_label(best[m.MODEL], best.get(m.MODEL_SIZE))} {best[m.STRATEGY]} x{best[m.DEVICES]}"
             verdict = "helped" if apart else "is within noise (the median steps' 95 % CIs overlap)"
+            high, low = fmt.rate(best[m.THROUGHPUT_EXAMPLES_PER_S]), fmt.rate(worst[m.THROUGHPUT_EXAMPLES_PER_S])
             hints.append(
-                f"{what}: {knob}={best[knob]} {verdict}: {fmt.rate(best[m.THROUGHPUT_EXAMPLES_PER_S])} examples/s, "
-                f"{ratio:.2f}x {knob}={worst[knob]} ({fmt.rate(worst[m.THROUGHPUT_EXAMPLES_PER_S])})"
+                f"{what}: {knob}={_plain(best[knob])} {verdict}: {high} examples/s, "
+                f"{ratio:.2f}x {knob}={_plain(worst[knob])} ({low})"
             )
     return hints
+
+
+def _plain(value):
+    """A setting as written in a suite: 4, not 4.0 (a column with empty cells holds its counts as floats)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value

@@ -311,3 +311,35 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
 def test_the_plan_shows_how_many_processes_a_config_runs_in():
     plan = expand(parse_suite("name: s\ninclude:\n  - {model: mlp, repeats: 3}\n  - {model: cnn}\n", "s"))
     assert [row["steps"] for row in plan_rows(plan)] == ["auto+auto x3", "auto+auto"]
+
+
+def test_the_data_axis_keeps_existing_ids_and_blanks_the_pipeline_settings_of_synthetic_data():
+    base = "name: p\ninclude: [{model: mlp, strategy: mirrored, devices_per_node: 2%s}]\n"
+    [before] = plan_of(base % "").specs
+    assert before.config_id == "e0debba25ed7"  # the id tfscale 0.4.0 gave it before the data axis existed
+    [synthetic] = plan_of(base % ", data: synthetic, cache: true, shuffle_buffer: 5").specs
+    assert synthetic.config_id == before.config_id
+    assert (synthetic.data, synthetic.cache, synthetic.shuffle_buffer, synthetic.data_examples) == (
+        "synthetic",
+        None,
+        None,
+        None,
+    )
+    [files] = plan_of(base % ", data: files").specs
+    assert files.config_id != before.config_id
+    assert (files.data_examples, files.data_shards, files.data_parallel_calls, files.prefetch, files.cache) == (
+        4096,
+        8,
+        "auto",
+        "auto",
+        False,
+    )
+
+
+def test_files_are_refused_where_they_cannot_be_read():
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\ninclude: [{model: mlp, parallelism: pipeline, devices_per_node: 2, data: files}]\n")
+    assert "data: files needs data parallelism" in str(info.value)
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\ninclude: [{strategy: multi_worker_mirrored, nodes: 4, data: files, data_shards: 2}]\n")
+    assert "data_shards=2 < 4 workers" in str(info.value)
