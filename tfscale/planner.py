@@ -5,6 +5,7 @@ Pure and fast: no TensorFlow, no pandas (`tfscale plan` must answer in well unde
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -31,7 +32,7 @@ from tfscale.axes import (
     replicas_of,
 )
 from tfscale.errors import SuiteError
-from tfscale.labels import model_label
+from tfscale.labels import data_label, model_label
 from tfscale.spec import RunSpec
 from tfscale.suite import Suite
 from tfscale.zoo import pipeline_segments, tensor_split_problem
@@ -308,6 +309,7 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
             "precision": s.precision,
             "jit": "on" if s.jit else "off",
             "opt": s.optimizer,
+            "data": data_label(dataclasses.asdict(s)) or s.data,
             "steps": f"{s.warmup_steps}+{s.steps}" + (f" x{s.repeats}" if s.repeats > 1 else ""),  # x: processes
             "timeout_s": f"{s.timeout_s:g}",
         }

@@ -241,6 +241,7 @@ def test_plan_rows():
             "precision": "float32",
             "jit": "off",
             "opt": "sgd",
+            "data": "synthetic",
             "steps": "auto+auto",
             "timeout_s": "600",
         }
