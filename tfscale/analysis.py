@@ -612,6 +612,7 @@ def input_comparison(frame: pd.DataFrame) -> pd.DataFrame:
                 m.INPUT_WAIT_TIME_S: _number(r.get(m.INPUT_WAIT_TIME_S)),
                 m.INPUT_WAIT_TIME_CI95_LOW_S: _number(r.get(m.INPUT_WAIT_TIME_CI95_LOW_S)),
                 m.INPUT_WAIT_TIME_CI95_HIGH_S: _number(r.get(m.INPUT_WAIT_TIME_CI95_HIGH_S)),
+                m.OP_TIME_INPUT_S: _number(r.get(m.OP_TIME_INPUT_S)),  # the trace's figure, with profile: true
                 m.INPUT_BOUND: r.get(m.INPUT_BOUND),
                 m.INPUT_BOUND_NOTE: r.get(m.INPUT_BOUND_NOTE),
             }
