@@ -75,9 +75,9 @@ ENVIRONMENT = "<p>Rows where runs differ are highlighted.</p>"
 INPUT = """With <code>data: files</code> the step reads TFRecord files written once per workload into tfscale's
 cache (or the model's own <code>dataset_fn</code>) through a tf.data pipeline: files sharded per input pipeline,
 parallel interleave, parse and decode map, shuffle, repeat, augmentation, batch, prefetch. Input wait per step: the
-median step minus the median of the same step fed one of the pipeline's batches held in memory, with a bootstrap
-95 % CI (with <code>profile: true</code>, <code>op_time_input_s</code> is the trace's figure: the iterator ops per
+median step minus the median of the same step fed one of the pipeline's batches held in memory, with a bootstrap 95
+% CI (with <code>profile: true</code>, <code>op_time_input_s</code> is the trace's figure: the iterator ops per
 traced step); input-bound: a wait above 10 % of the step whose CI is above 0. Input-only throughput: the pipeline
-drained alone (no model) after warm-up, summed over a cluster's workers; headroom = that / the training throughput (above 1,
-the pipeline alone outruns the step: a wait then comes from sharing the CPU with it, not from its speed). Logical
-CPU devices share the host's cores with the pipeline (<code>tfscale/inputs.py</code>)."""
+drained alone (no model) after warm-up, summed over a cluster's workers; headroom = that / the training throughput
+(above 1, the pipeline alone outruns the step: a wait then comes from sharing the CPU with it, not from its speed).
+Logical CPU devices share the host's cores with the pipeline (<code>tfscale/inputs.py</code>)."""
