@@ -463,6 +463,7 @@ def efficiency_text(row: pd.Series) -> str:
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
     """Short text rows for the terminal: one per config, figures formatted with their units."""
     rows = []
+    files = m.DATA in frame.columns and bool((frame[m.DATA] == DATA_FILES).any())  # a data column only then
     for _, r in frame.iterrows():
         ok = r[m.STATUS] == m.STATUS_OK
         rows.append(
@@ -472,6 +473,7 @@ def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
                 "strategy": labels.record_mode(r),
                 "layout": layout_label(r),
                 "global_batch": str(r[m.GLOBAL_BATCH_SIZE]),
+                **({"data": labels.data_label(r) or DATA_SYNTHETIC} if files else {}),
                 "status": r[m.STATUS],
                 "step": fmt.ms(r[m.STEP_TIME_MEDIAN_S]) if ok else "",
                 "examples/s": fmt.rate(r[m.THROUGHPUT_EXAMPLES_PER_S]) if ok else "",
