@@ -32,6 +32,7 @@ from tfscale.workload import Workload
 FORMAT_VERSION = 1  # history: 1 = id, x (JPEG for images), y; bump when the bytes of a dataset change
 MANIFEST = "manifest.json"
 JPEG_QUALITY = 90
+CHUNK = 64  # examples made at once
 COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
 
 
@@ -155,29 +156,30 @@ def write_shards(folder: Path, workload: Workload, examples: int, shards: int, c
     """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion)."""
     rng = np.random.default_rng(seed)
     image = is_image(workload.input_spec)
-    x = (
-        _images(workload.input_spec, examples, rng)
-        if image
-        else _values(workload.input_spec, workload.input_max, examples, rng)
-    )
-    y = _values(workload.target_spec, workload.target_max, examples, rng)
     options = tf.io.TFRecordOptions(compression_type=COMPRESSION[compression])
     entries, bounds = [], np.linspace(0, examples, shards + 1).astype(int)
     for shard in range(shards):
         name = f"part-{shard:05d}-of-{shards:05d}.tfrecord"
         with tf.io.TFRecordWriter(str(folder / name), options) as writer:
-            for i in range(bounds[shard], bounds[shard + 1]):
-                if image:
-                    encoded = tf.io.encode_jpeg(x[i], quality=JPEG_QUALITY).numpy()
-                    feature_x = tf.train.Feature(bytes_list=tf.train.BytesList(value=[encoded]))
-                else:
-                    feature_x = _feature(x[i], workload.input_spec)
-                features = {
-                    "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i])),
-                    "x": feature_x,
-                    "y": _feature(np.asarray(y[i]), workload.target_spec),
-                }
-                writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+            # made CHUNK examples at a time: 4096 ResNet-sized images at once would take gigabytes of memory
+            for start in range(bounds[shard], bounds[shard + 1], CHUNK):
+                count = min(CHUNK, bounds[shard + 1] - start)
+                spec = workload.input_spec
+                x = _images(spec, count, rng) if image else _values(spec, workload.input_max, count, rng)
+                y = _values(workload.target_spec, workload.target_max, count, rng)
+                for k in range(count):
+                    if image:
+                        encoded = tf.io.encode_jpeg(x[k], quality=JPEG_QUALITY).numpy()
+                        feature_x = tf.train.Feature(bytes_list=tf.train.BytesList(value=[encoded]))
+                    else:
+                        feature_x = _feature(x[k], spec)
+                    features = {
+                        "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[start + k])),
+                        "x": feature_x,
+                        "y": _feature(np.asarray(y[k]), workload.target_spec),
+                    }
+                    example = tf.train.Example(features=tf.train.Features(feature=features))
+                    writer.write(example.SerializeToString())
         path = folder / name
         entries.append({"name": name, "bytes": path.stat().st_size, "crc32": _crc(path)})
     manifest = {"format": FORMAT_VERSION, "examples": examples, "files": entries}

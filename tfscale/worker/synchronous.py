@@ -21,6 +21,8 @@ JIT_NOT_MEASURED = (
     "replica 1's compiled call on device 0); the communication fields are left empty"
 )
 
+MIN_INPUT_WINDOWS = 10  # the in-memory step's windows when the timed loop had fewer (tfscale.inputs)
+
 
 @dataclass
 class Built:
@@ -179,5 +181,3 @@ def input_figures(built: Built, files, replica_step, sync, loop) -> dict[str, An
     consumed = files.per_replica_batch * local_replicas / statistics.median(loop.samples_s)
     return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, window)
 
-
-MIN_INPUT_WINDOWS = 10
