@@ -180,4 +180,3 @@ def input_figures(built: Built, files, replica_step, sync, loop) -> dict[str, An
     local_replicas = len(strategy.extended.worker_devices)
     consumed = files.per_replica_batch * local_replicas / statistics.median(loop.samples_s)
     return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, window)
-
