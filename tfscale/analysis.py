@@ -34,6 +34,7 @@ WORKLOAD_KEY = (
     m.BATCH_SIZE,
     m.JIT,
     m.OPTIMIZER,
+    m.TASK,  # random and teacher targets are different workloads
     m.DATA,  # a files config's baseline reads the same files: the pipeline's cost is part of both
     *DATA_AXES,
 )

@@ -21,6 +21,10 @@ MAX_WARMUP_S = 3.0
 MODEL_SIZES = ("tiny", "small", "medium", "large")
 DATA_SYNTHETIC, DATA_FILES = "synthetic", "files"
 DATA_SOURCES = (DATA_SYNTHETIC, DATA_FILES)
+# task: what the targets are. random: drawn at random (gradients without signal: the loss cannot fall); teacher: a
+# fixed random teacher function of the inputs labels them, inputs drawn fresh every step (tfscale.worker.teacher)
+TASK_RANDOM, TASK_TEACHER = "random", "teacher"
+TASKS = (TASK_RANDOM, TASK_TEACHER)
 
 
 @dataclass(frozen=True)
@@ -277,6 +281,15 @@ AXES: dict[str, Axis] = _axes(
         choices=DATA_SOURCES,
         default_in_id=False,
     ),
+    Axis(
+        "task",
+        str,
+        "random",
+        "random: random targets (the gradients carry no signal); teacher: a fixed random teacher network labels the "
+        "inputs, drawn fresh every step, so the loss falls and the gradient noise scale means something",
+        choices=TASKS,
+        default_in_id=False,
+    ),
     Axis("data_examples", int, 4096, "data files: examples written", minimum=1, nullable=True),
     Axis("data_shards", int, 8, "data files: TFRecord files the examples are split into", minimum=1, nullable=True),
     Axis(
@@ -443,6 +456,16 @@ SETTINGS: dict[str, Axis] = _axes(
         None,
         "also time the communication apart: compute-only, split and isolated all-reduce steps (synchronous data "
         "parallelism, 2+ replicas), pull and push rounds (parameter_server); empty: wherever the mode measures it",
+        sweepable=False,
+        recorded=False,
+        nullable=True,
+    ),
+    Axis(
+        "grad_noise",
+        bool,
+        None,
+        "measure the gradient noise scale in the step (synchronous data parallelism, 2+ replicas: squared norms "
+        "around the optimizer's own all-reduce, one extra all-reduce of two floats); empty: on for task: teacher",
         sweepable=False,
         recorded=False,
         nullable=True,

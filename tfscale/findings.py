@@ -36,6 +36,8 @@ def workload_label(row: pd.Series) -> str:
         text += f", {row[m.PRECISION]}"
     if row.get(m.JIT) is True:
         text += ", jit"
+    if row.get(m.TASK) == "teacher":
+        text += ", teacher task"
     data = labels.data_label(row)
     return text + (f", {data}" if data else "")
 

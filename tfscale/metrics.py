@@ -67,6 +67,10 @@ GPU_POWER_MEAN_W = "gpu_power_mean_w"  # W, mean NVML power draw per GPU sample
 GPU_TELEMETRY_NOTE = "gpu_telemetry_note"  # why the GPU telemetry columns are empty (no NVML, no GPU)
 GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples
 GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable variables' sizes x dtype sizes)
+GRAD_NOISE_METHOD = "grad_noise_method"  # how grad_noise_scale was estimated, in words
+GRAD_NOISE_SCALE = "grad_noise_scale"  # examples, B_simple = tr(Sigma) / |G|^2 over the timed steps (teacher task)
+GRAD_NOISE_SCALE_CI95_HIGH = "grad_noise_scale_ci95_high"  # examples, 95 % CI of grad_noise_scale (bootstrap)
+GRAD_NOISE_SCALE_CI95_LOW = "grad_noise_scale_ci95_low"  # examples, 95 % CI of grad_noise_scale (bootstrap)
 HOST = "host"  # host name the worker ran on
 HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
@@ -156,6 +160,7 @@ STRAGGLER = "straggler"  # bool: a rank's median step time is > 10 % above the m
 STRAGGLER_RANKS = "straggler_ranks"  # list of rank indices flagged as stragglers
 STRATEGY = "strategy"  # tf.distribute strategy registry name
 SUITE = "suite"  # suite name
+TASK = "task"  # random (random targets) | teacher (a fixed random teacher network labels fresh inputs)
 TELEMETRY_PATH = "telemetry_path"  # CSV of the sampled series, relative to the run folder
 TELEMETRY_SAMPLES = "telemetry_samples"  # host samples the summary used
 TELEMETRY_WINDOW = "telemetry_window"  # which part of the run the telemetry summary covers, in words
@@ -191,12 +196,17 @@ GAP_CI95_HIGH_S = "gap_ci95_high_s"  # s, 95 % CI of gap_s (bootstrap of the con
 GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
 GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
+GOODPUT = "goodput"  # examples/s, throughput x statistical_efficiency
+GOODPUT_CI95_HIGH = "goodput_ci95_high"  # examples/s, 95 % CI of goodput
+GOODPUT_CI95_LOW = "goodput_ci95_low"  # examples/s, 95 % CI of goodput
+GOODPUT_SCALING_EFFICIENCY = "goodput_scaling_efficiency"  # goodput_N / (N x the baseline's goodput)
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
 INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: input_wait_time_s (0 within noise; 0 with synthetic in-memory data)
 JOULES_PER_EXAMPLE = "joules_per_example"  # J, energy_j / (energy_window_s x throughput)
 LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes × 1", "2 workers + 1 PS" (tfscale.labels)
 MFU = "mfu"  # achieved_flops_per_s / (devices x peak_flops_per_s): model FLOPs utilisation, 0..1
 MODE = "mode"  # how a config uses its devices, e.g. "data (mirrored)", "pipeline 2 stages x 4 micro-batches"
+NOISE_SCALE_USED = "noise_scale_used"  # examples, the B_noise statistical_efficiency used, and whose
 PREDICTED_STEP_S = "predicted_step_s"  # s, tfscale.predict: modelled step time at a device count
 REST_S = "rest_s"  # s, loss breakdown: gap_s minus the other terms (compute growth, overheads)
 SCALING = "scaling"  # strong|weak: which definition scaling_efficiency uses
@@ -206,6 +216,11 @@ SCALING_EFFICIENCY_CI95_LOW = "scaling_efficiency_ci95_low"  # 95 % CI of scalin
 SPEEDUP = "speedup"  # strong: T1/TN; weak: thr_N/thr_1
 SPEEDUP_CI95_HIGH = "speedup_ci95_high"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
 SPEEDUP_CI95_LOW = "speedup_ci95_low"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
+STATISTICAL_EFFICIENCY = (
+    "statistical_efficiency"  # (B_noise + B0) / (B_noise + B): per-example progress vs the baseline batch
+)
+STATISTICAL_EFFICIENCY_CI95_HIGH = "statistical_efficiency_ci95_high"  # 95 % CI, from grad_noise_scale's
+STATISTICAL_EFFICIENCY_CI95_LOW = "statistical_efficiency_ci95_low"  # 95 % CI, from grad_noise_scale's
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
 STRAGGLER_WAIT_S = "straggler_wait_s"  # s, loss breakdown: slowest rank's median step - median of the ranks'
 SYNTHETIC_SCALING_EFFICIENCY = "synthetic_scaling_efficiency"  # input section: the data: synthetic twin's efficiency
@@ -291,6 +306,10 @@ RECORD_COLUMNS = (
     INPUT_BOUND,
     INPUT_BOUND_NOTE,
     INPUT_WAIT_METHOD,
+    GRAD_NOISE_SCALE,
+    GRAD_NOISE_SCALE_CI95_LOW,
+    GRAD_NOISE_SCALE_CI95_HIGH,
+    GRAD_NOISE_METHOD,
     COMPUTE_TIME_S,
     COMPUTE_TIMES_S,
     COMM_TIME_EXPOSED_S,

@@ -27,6 +27,7 @@ from tfscale.axes import (
     SETTINGS,
     STRATEGIES,
     STRATEGY_AXES,
+    TASK_TEACHER,
     ZOO_MODELS,
     mode_of,
     replicas_of,
@@ -108,6 +109,8 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     unsupported = MODES[mode_of(config["strategy"], config["parallelism"])].unsupported
     if config["comm_breakdown"] is None:
         config["comm_breakdown"] = "comm_breakdown" not in unsupported
+    if config["grad_noise"] is None:  # where it can be measured and means something
+        config["grad_noise"] = config["task"] == TASK_TEACHER and _noise_problem(config) is None
     mode = config["parallelism"]
     for axis in PARALLELISM_AXES - set(PARALLELISMS[mode].own_axes):
         config[axis] = None
@@ -134,8 +137,19 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     return config
 
 
+def _noise_problem(config: dict[str, Any]) -> str | None:
+    """Why the gradient noise scale cannot be measured in this config's step, or None."""
+    if mode_of(config["strategy"], config["parallelism"]) != "synchronous":
+        return "it is read around the all-reduce of synchronous data parallelism"
+    if replicas_of(config["strategy"], config["nodes"], config["devices_per_node"]) < 2:
+        return "it compares each replica's gradient with the all-reduced one: it needs 2 or more replicas"
+    return None
+
+
 def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     """Refuse combinations that cannot run, in one line naming the config and the way out."""
+    if config["grad_noise"] and (why := _noise_problem(config)):
+        raise SuiteError(f"{suite.path}: {where}: {config['model']}: grad_noise: true is not measured: {why}")
     mode = mode_of(config["strategy"], config["parallelism"])
     for addon in ADDONS:
         why = MODES[mode].unsupported.get(addon)
@@ -146,6 +160,12 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
                 f"set {addon}: false"
             )
     if config["parallelism"] != "data":
+        if config["task"] == TASK_TEACHER:
+            raise SuiteError(
+                f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: task: teacher needs data "
+                "parallelism (its inputs come from a tf.data stream); model-parallel modes train on one in-memory "
+                "batch: use task: random"
+            )
         if config["data"] == DATA_FILES:
             raise SuiteError(
                 f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: data: files needs data "

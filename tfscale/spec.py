@@ -44,6 +44,7 @@ class RunSpec:
     precision: str
     jit: bool
     optimizer: str
+    task: str  # random|teacher
     data: str  # synthetic|files; the pipeline's knobs below apply to files only (None otherwise)
     data_examples: int | None
     data_shards: int | None
@@ -65,6 +66,7 @@ class RunSpec:
     startup_timeout_s: float
     stall_timeout_s: float
     comm_breakdown: bool
+    grad_noise: bool
     comm_steps: int
     profile: bool
     profile_steps: int

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfscale import metrics as m
-from tfscale.axes import AUTO, AXES, DATA_SYNTHETIC, SETTINGS
+from tfscale.axes import AUTO, AXES, DATA_SYNTHETIC, SETTINGS, TASK_RANDOM
 from tfscale.errors import RecordWarning, ResultsError
 from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
 
@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #     CI columns are new columns, empty for older records. Later in 0.4.0, without a new version: flops_per_step,
 #     flops_per_replica_step, flops_method (empty for older records); the data axis and its pipeline knobs
 #     (data_*, shuffle_buffer, prefetch, cache) and the input columns (data_source, input_*): older records read
-#     one in-memory batch (data: synthetic, its knobs empty).
+#     one in-memory batch (data: synthetic, its knobs empty); task (older: random) and grad_noise_scale with its CI
+#     and method (empty for older records).
 # A column added without changing any meaning needs no new version: load_results gives older records every column of
 # RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
 SCHEMA_VERSION = 3
@@ -220,10 +221,11 @@ _TEXT = (
     m.TIMING, m.COMM_METHOD, m.MEASURE_STOP, m.WARMUP_STOP, m.CI_COVERS, m.TELEMETRY_WINDOW, m.GPU_TELEMETRY_NOTE,
     m.COLLECTIVE_IMPLEMENTATION, m.MODEL_PARALLEL_METHOD, m.LINK_CHECK_METHOD, m.LOG_PATH, m.LOG_TAIL,
     m.TELEMETRY_PATH, m.TRACE_PATH, m.TRACE_ERROR, m.TF_VERSION, m.TFSCALE_VERSION, m.STARTED_AT, m.FINISHED_AT,
-    m.DATA_SOURCE, m.DATA_CACHE_PATH, m.INPUT_PIPELINE, m.INPUT_BOUND_NOTE, m.INPUT_WAIT_METHOD,
+    m.DATA_SOURCE, m.DATA_CACHE_PATH, m.INPUT_PIPELINE, m.INPUT_BOUND_NOTE, m.INPUT_WAIT_METHOD, m.TASK,
+    m.GRAD_NOISE_METHOD,
 )  # fmt: skip
 _FLAGS = (m.CI_MET, m.STRAGGLER, m.OVERLAP_OUT_OF_RANGE, m.INPUT_BOUND)
-_NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET, m.INPUT_HEADROOM)
+_NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET, m.INPUT_HEADROOM, m.GRAD_NOISE_SCALE)
 _NUMBER_LISTS = (
     m.STEP_TIMES_S, m.COMPUTE_TIMES_S, m.REPEAT_MEDIANS_S, m.REPEAT_SAMPLES, m.RANK_STEP_TIME_MEDIAN_S,
     m.RANK_THROUGHPUT, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES, m.INPUT_MEMORY_TIMES_S,
@@ -331,8 +333,9 @@ def load_results(*paths: str | Path) -> pd.DataFrame:
     missing = [c for c in m.RECORD_COLUMNS if c not in frame.columns]
     if missing:  # one concat: adding columns one at a time fragments the frame
         frame = pd.concat([frame, pd.DataFrame(dict.fromkeys(missing), index=frame.index, dtype=object)], axis=1)
-    # records older than the data axis read one in-memory batch
+    # records older than the data and task axes read one in-memory batch with random targets
     frame[m.DATA] = frame[m.DATA].where(frame[m.DATA].notna(), DATA_SYNTHETIC)
+    frame[m.TASK] = frame[m.TASK].where(frame[m.TASK].notna(), TASK_RANDOM)
     extra = [c for c in frame.columns if c not in m.RECORD_COLUMNS]
     return frame[list(m.RECORD_COLUMNS) + extra]
 

@@ -22,6 +22,7 @@ def workload_label(row: pd.Series) -> str:
         f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
         + (" xla" if row[m.JIT] else "")
         + (f" {data}" if data else "")
+        + (" teacher" if row.get(m.TASK) == "teacher" else "")
     )
 
 

@@ -58,9 +58,11 @@ class Dataset:
         return COMPRESSION[self.compression]
 
 
-def dataset_key(workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int) -> str:
+def dataset_key(
+    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = "random"
+) -> str:
     """16 hex digits over what the files' bytes depend on: format, the model (`what`: zoo name and size, or the
-    user model's entry and args), the example specs, sizes, compression and seed."""
+    user model's entry and args), the example specs, sizes, compression, seed and task (how targets are made)."""
     content = {
         "format": FORMAT_VERSION,
         "model": what,
@@ -70,6 +72,7 @@ def dataset_key(workload: Workload, what: dict, examples: int, shards: int, comp
         "shards": shards,
         "compression": compression,
         "seed": seed,
+        **({"task": task} if task != "random" else {}),  # random-task keys stay those of files written before
     }
     blob = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -79,11 +82,13 @@ def datasets_root() -> Path:
     return cache_dir() / "datasets"
 
 
-def ensure_dataset(workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int) -> Dataset:
+def ensure_dataset(
+    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = "random"
+) -> Dataset:
     """The dataset's folder in the cache, written first if it is missing or damaged (under its lock)."""
     root = datasets_root()
     root.mkdir(parents=True, exist_ok=True)
-    key = dataset_key(workload, what, examples, shards, compression, seed)
+    key = dataset_key(workload, what, examples, shards, compression, seed, task)
     folder = root / key
     with open(root / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when this process dies
@@ -96,7 +101,7 @@ def ensure_dataset(workload: Workload, what: dict, examples: int, shards: int, c
         start = time.perf_counter()
         temporary = root / f".tmp-{key}-{os.getpid()}"
         temporary.mkdir()
-        write_shards(temporary, workload, examples, shards, compression, seed)
+        write_shards(temporary, workload, examples, shards, compression, seed, task)
         temporary.rename(folder)
         elapsed = time.perf_counter() - start
         written = read_complete(folder, compression)
@@ -152,10 +157,18 @@ def _feature(value: np.ndarray, spec: tf.TensorSpec) -> tf.train.Feature:
     return tf.train.Feature(float_list=tf.train.FloatList(value=flat.astype(np.float32)))
 
 
-def write_shards(folder: Path, workload: Workload, examples: int, shards: int, compression: str, seed: int) -> None:
-    """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion)."""
+def write_shards(
+    folder: Path, workload: Workload, examples: int, shards: int, compression: str, seed: int, task: str = "random"
+) -> None:
+    """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion).
+    Targets: random, or with task teacher the teacher's labels of the inputs as the pipeline decodes them."""
     rng = np.random.default_rng(seed)
     image = is_image(workload.input_spec)
+    label = None
+    if task == "teacher":
+        from tfscale.worker.teacher import teacher
+
+        label = teacher(workload, seed)
     options = tf.io.TFRecordOptions(compression_type=COMPRESSION[compression])
     entries, bounds = [], np.linspace(0, examples, shards + 1).astype(int)
     for shard in range(shards):
@@ -167,6 +180,8 @@ def write_shards(folder: Path, workload: Workload, examples: int, shards: int, c
                 spec = workload.input_spec
                 x = _images(spec, count, rng) if image else _values(spec, workload.input_max, count, rng)
                 y = _values(workload.target_spec, workload.target_max, count, rng)
+                if label is not None:  # images as decoded: float in [0, 1]
+                    y = label(tf.constant(x, tf.float32) / 255.0 if image else tf.constant(x)).numpy()
                 for k in range(count):
                     if image:
                         encoded = tf.io.encode_jpeg(x[k], quality=JPEG_QUALITY).numpy()

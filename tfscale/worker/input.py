@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfscale import metrics as m
-from tfscale.axes import AUTO, DATA_FILES
+from tfscale.axes import AUTO, DATA_FILES, TASK_TEACHER
 from tfscale.contract import TEST_DATA_DELAY_ENV
 from tfscale.spec import RunSpec
 from tfscale.worker.files import Dataset, ensure_dataset, is_image
@@ -33,6 +33,11 @@ DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
 SOURCE_FILES = "tfrecord files"
 SOURCE_USER = "user dataset_fn"
 SOURCE_SYNTHETIC = "synthetic in-memory batch"
+SOURCE_TEACHER = "synthetic teacher stream"
+TEACHER_PIPELINE = (
+    "fresh inputs drawn per batch with a stateless seed (seed, input pipeline, batch index), labelled by the "
+    "teacher (tfscale.worker.teacher) in a parallel map, prefetched"
+)
 INPUT_ONLY_MIN_S = 0.5  # the input-only figure's timed drain lasts at least this long
 
 
@@ -46,6 +51,7 @@ class Source:
     columns: dict[str, Any]
     per_replica_batch: int
     contexts: list = field(default_factory=list)
+    measured: bool = True  # the input figures are measured (data: files); not for the teacher's synthetic stream
 
     def distributed(self, strategy) -> Any:
         """The strategy's distributed dataset over `fn` (one pipeline per input context)."""
@@ -180,10 +186,19 @@ def pipeline_text(spec: RunSpec, dataset: Dataset, image: bool, batch: int) -> s
 
 
 def source(spec: RunSpec, workload: Workload, per_replica_batch: int) -> Source | None:
-    """The config's input with `data: files` (None for synthetic data): the user model's dataset_fn if it has one,
-    else the dataset files (written first where missing) through files_pipeline."""
+    """The config's input with `data: files`: the user model's dataset_fn if it has one, else the dataset files
+    (written first where missing) through files_pipeline. Synthetic data: the teacher's stream with `task: teacher`,
+    else None (one batch repeated, tfscale.worker.data)."""
     if spec.data != DATA_FILES:
-        return None
+        if spec.task != TASK_TEACHER:
+            return None
+        from tfscale.worker.teacher import teacher_stream
+
+        def stream(context):
+            return teacher_stream(workload, per_replica_batch, spec.seed, context)
+
+        columns = {m.DATA_SOURCE: SOURCE_TEACHER, m.INPUT_PIPELINE: TEACHER_PIPELINE}
+        return Source(stream, columns, per_replica_batch, measured=False)
     global_batch = spec.global_batch_size
     user_fn = getattr(workload, "dataset_fn", None)
     if user_fn is not None:
@@ -195,7 +210,9 @@ def source(spec: RunSpec, workload: Workload, per_replica_batch: int) -> Source 
         columns = {m.DATA_SOURCE: SOURCE_USER, m.INPUT_PIPELINE: pipeline}
         return Source(user, columns, per_replica_batch)
     what = spec.user_model or {"zoo": spec.model, "size": spec.model_size}
-    dataset = ensure_dataset(workload, what, spec.data_examples, spec.data_shards, spec.data_compression, spec.seed)
+    dataset = ensure_dataset(
+        workload, what, spec.data_examples, spec.data_shards, spec.data_compression, spec.seed, spec.task
+    )
     delay_ms = float(os.environ.get(TEST_DATA_DELAY_ENV) or 0)
 
     def files(context):

@@ -229,6 +229,7 @@ def run_timed_loop(
     on_window: Callable[[str], None] | None = None,
     start_timing: Callable[[], None] | None = None,
     agree: Agree | None = None,
+    after_window: Callable[[], None] | None = None,
 ) -> LoopResult:
     """The first step timed on its own, the warm-up (`warm_up`), then timed windows of a fixed number of steps,
     each ended by `sync` (host_sync gives it and `how`, the sentence that says what it does), until the fixed
@@ -247,6 +248,8 @@ def run_timed_loop(
     stop = {"why": STOP_FIXED if fixed else ""}
 
     def more(samples: list[float]) -> bool:
+        if after_window is not None:  # outside the timed span, like the rest of this function
+            after_window()
         if fixed:
             progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}/{windows}")
             return True

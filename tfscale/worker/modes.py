@@ -80,6 +80,7 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
         on_window=report_progress,
         start_timing=start_timing,
         agree=trainer.agree,
+        after_window=trainer.after_window,
     )
     energy = meter.columns()  # the counters' second reading: right after the timed windows
     peak = peak_memory(spec.device)  # before the breakdown and profiling steps below add their own

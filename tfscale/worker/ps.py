@@ -91,7 +91,9 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         if files is None:
             extra[m.DATA_SOURCE] = SOURCE_SYNTHETIC
         else:
-            extra |= files.columns | input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
+            extra |= files.columns
+            if files.measured:
+                extra |= input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
         if spec.comm_breakdown:
             extra |= pull_and_push(coordinator, built, workers, spec.comm_steps)
         return extra

@@ -96,17 +96,32 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         dataset = files.distributed(built.strategy)
         report_progress("input pipeline ready")
     gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
-    replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
+    variables = built.workload.model.trainable_variables
     iterator = iter(dataset)
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
+    replica_step = make_replica_step(gradients, built.optimizer, variables)
+    noise = None
+    if spec.grad_noise:
+        from tfscale.worker.noise import NoiseAccumulator, NoiseProbe, build_probed_train_step, make_probed_replica_step
+
+        noise = NoiseAccumulator(replicas, global_batch)
+        probed = make_probed_replica_step(gradients, built.optimizer, variables, NoiseProbe(built.optimizer))
+
+    def make_step(batches) -> Callable[[], Any]:
+        """The timed step on an iterator (the in-memory input measurement builds a second one the same way)."""
+        if noise is None:
+            return build_train_step(built.strategy, replica_step, batches)
+        return build_probed_train_step(built.strategy, probed, batches, noise)
 
     implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
     implementation |= {m.DATA_SOURCE: SOURCE_SYNTHETIC} if files is None else files.columns
 
     def columns(loop) -> dict[str, Any]:
         found = dict(implementation)
-        if files is not None:
-            found |= input_figures(built, files, replica_step, sync, loop)
+        if noise is not None:
+            found |= noise_columns(noise)
+        if files is not None and files.measured:
+            found |= input_figures(built, files, make_step, sync, loop)
         if not spec.comm_breakdown or replicas < 2:
             return found
         if spec.jit and spec.device == "cpu":
@@ -114,7 +129,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         return found | communication(spec, built, gradients, iterator, sync, loop)
 
     return Trainer(
-        build_train_step(built.strategy, replica_step, iterator),
+        make_step(iterator),
         sync,
         how,
         built.workload,
@@ -122,6 +137,8 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         replicas,
         columns=columns,
         agree=elementwise_max(built.strategy) if spec.cluster else None,
+        start_timing=None if noise is None else noise.start,
+        after_window=None if noise is None else noise.after_window,
     )
 
 
@@ -157,18 +174,17 @@ def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) 
     return comm.figures(samples, loop.samples_s, window, variable_bytes(variables), strategy.num_replicas_in_sync)
 
 
-def input_figures(built: Built, files, replica_step, sync, loop) -> dict[str, Any]:
+def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
     """The input wait and the pipeline's own throughput (tfscale.inputs): windows of the same step fed one pipeline
     batch held in memory, as many as the timed loop had (at least MIN_INPUT_WINDOWS), then the pipeline drained
     alone. Every rank of a cluster runs the same windows (lockstep: the step all-reduces)."""
     from tfscale.inputs import input_columns
     from tfscale.worker.input import input_only_examples_per_s
-    from tfscale.worker.loop import build_train_step
     from tfscale.worker.timing import time_calls
 
     strategy, window = built.strategy, loop.window_steps
     memory = iter(strategy.distribute_datasets_from_function(files.in_memory))
-    memory_step = build_train_step(strategy, replica_step, memory)
+    memory_step = make_step(memory)
     report_progress("timing the step on an in-memory batch")
     windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
     memory_samples = time_calls(memory_step, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
@@ -180,3 +196,24 @@ def input_figures(built: Built, files, replica_step, sync, loop) -> dict[str, An
     local_replicas = len(strategy.extended.worker_devices)
     consumed = files.per_replica_batch * local_replicas / statistics.median(loop.samples_s)
     return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, window)
+
+
+NOISE_METHOD = (
+    "gradient noise scale B_simple = tr(Sigma) / |G|^2, each the sum over the timed steps of McCandlish et al.'s "
+    "unbiased two-batch estimates from every replica's squared gradient norm before the optimizer's all-reduce "
+    "(batch {small}) and the all-reduced one's (batch {big}); 95 % CI: bootstrap over {windows} timing windows"
+)
+
+
+def noise_columns(noise) -> dict[str, Any]:
+    """The record's noise-scale columns from the accumulator's per-window sums (tfscale.goodput)."""
+    from tfscale.goodput import NoiseScale
+
+    windows = noise.windows
+    scale = NoiseScale.of([w[0] for w in windows], [w[1] for w in windows])
+    return {
+        m.GRAD_NOISE_SCALE: scale.value,
+        m.GRAD_NOISE_SCALE_CI95_LOW: scale.low,
+        m.GRAD_NOISE_SCALE_CI95_HIGH: scale.high,
+        m.GRAD_NOISE_METHOD: NOISE_METHOD.format(small=noise.small, big=noise.big, windows=scale.windows),
+    }

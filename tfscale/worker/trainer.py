@@ -27,6 +27,7 @@ class Trainer:
     start_timing: Callable[[], None] | None = None  # between warm-up and the timed windows
     columns: Callable[[LoopResult], dict[str, Any]] | None = None  # mode's record columns once timed
     agree: Agree | None = None  # several trainers in lockstep (MultiWorkerMirrored): the loop's shared decisions
+    after_window: Callable[[], None] | None = None  # after each timed window, outside its span
 
 
 def variable_bytes(variables) -> int:

@@ -1,0 +1,61 @@
+"""The gradient noise scale, statistical efficiency and goodput (issue 18). Pure: no TensorFlow.
+
+McCandlish et al. 2018 ("An Empirical Model of Large-Batch Training", appendix A.1): with the squared norms of the
+mean gradient over a small batch b (|G_b|^2, each replica's own, before the all-reduce) and over the big batch B
+(|G_B|^2, after it), two unbiased estimates per step are
+
+    |G|^2 = (B |G_B|^2 - b |G_b|^2) / (B - b)          tr(Sigma) = (|G_b|^2 - |G_B|^2) / (1/b - 1/B)
+
+and the simple noise scale is B_simple = tr(Sigma) / |G|^2, taken as the ratio of their sums over the timed steps
+(both are noisy per step; their ratio per step is not unbiased). Its 95 % CI: a percentile bootstrap over the timing
+windows (each window's sums resampled as a pair). Statistical efficiency of a global batch B against the baseline's
+B0 (Pollux, OSDI 2021): (B_noise + B0) / (B_noise + B); goodput = throughput x statistical efficiency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfscale.uncertainty import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE
+
+
+def step_estimates(small_sq: float, big_sq: float, small: int, big: int) -> tuple[float, float]:
+    """(|G|^2, tr(Sigma)) of one step from the mean squared norm of the replicas' mean gradients over their `small`
+    examples and the squared norm of the global mean gradient over `big` examples."""
+    if big <= small:
+        raise ValueError(f"the big batch ({big}) must be larger than the small one ({small})")
+    grad_sq = (big * big_sq - small * small_sq) / (big - small)
+    trace = (small_sq - big_sq) / (1.0 / small - 1.0 / big)
+    return grad_sq, trace
+
+
+@dataclass(frozen=True)
+class NoiseScale:
+    """B_simple (examples) over some windows, with its bootstrap 95 % CI (None below 2 windows)."""
+
+    value: float
+    low: float | None
+    high: float | None
+    windows: int
+
+    @classmethod
+    def of(cls, grad_sq_sums: list[float], trace_sums: list[float]) -> NoiseScale:
+        """From each timing window's sums of the two per-step estimates."""
+        g, t = np.asarray(grad_sq_sums, float), np.asarray(trace_sums, float)
+        value = float(t.sum() / g.sum())
+        if len(g) < 2:
+            return cls(value, None, None, len(g))
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        picks = rng.integers(0, len(g), size=(BOOTSTRAP_RESAMPLES, len(g)))
+        ratios = t[picks].sum(axis=1) / g[picks].sum(axis=1)
+        tail = (1 - CONFIDENCE) / 2 * 100
+        low, high = np.percentile(ratios, [tail, 100 - tail])
+        return cls(value, float(low), float(high), len(g))
+
+
+def statistical_efficiency(noise_scale: float, batch: int, baseline_batch: int) -> float:
+    """How much one example at global batch `batch` teaches, relative to one at `baseline_batch`: (B_noise + B0) /
+    (B_noise + B). 1 at the baseline's batch; below 1 for larger batches, the more so the smaller the noise scale."""
+    return (noise_scale + baseline_batch) / (noise_scale + batch)
