@@ -19,7 +19,7 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
-from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC
+from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC, TASK_TEACHER
 from tfscale.repeats import process_medians, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats import median
 from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
@@ -89,6 +89,83 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     out[m.ACHIEVED_FLOPS_PER_S] = achieved_flops(out)
     out[m.MFU] = out[m.ACHIEVED_FLOPS_PER_S] / (_numeric(out, m.DEVICES) * _numeric(out, m.PEAK_FLOPS_PER_S))
     out[m.JOULES_PER_EXAMPLE], out[m.COST_PER_MILLION_EXAMPLES] = energy_and_cost(out)
+    return add_goodput(out, baselines)
+
+
+GOODPUT_COLUMNS = (
+    m.NOISE_SCALE_USED,
+    m.STATISTICAL_EFFICIENCY,
+    m.STATISTICAL_EFFICIENCY_CI95_LOW,
+    m.STATISTICAL_EFFICIENCY_CI95_HIGH,
+    m.GOODPUT,
+    m.GOODPUT_CI95_LOW,
+    m.GOODPUT_CI95_HIGH,
+    m.GOODPUT_SCALING_EFFICIENCY,
+)
+
+GOODPUT_METHOD = (
+    "Gradient noise scale B_simple = tr(Sigma) / |G|^2 measured in the training step of synchronous configs with 2+ "
+    "replicas (McCandlish et al. 2018: each replica's gradient before the all-reduce and the all-reduced one are two "
+    "batch sizes; grad_noise_method says more), during the first seconds of training on the teacher task. "
+    "statistical_efficiency = (B_noise + B0) / (B_noise + B) with B the config's global batch and B0 its baseline's "
+    "(Pollux, OSDI 2021), B_noise the config's own estimate or else the median of its workload's; goodput = "
+    "throughput x statistical_efficiency; goodput_scaling_efficiency = goodput / (N x the baseline's throughput). "
+    "The critical batch size of a workload is about its noise scale: past it, a bigger batch buys little progress."
+)
+
+
+def _throughput_interval(row: pd.Series) -> tuple[float | None, float | None]:
+    """The throughput's 95 % CI from the median step's (throughput x median / each end)."""
+    low, high, step = (
+        _number(row.get(c)) for c in (m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MEDIAN_S)
+    )
+    if low is None or high is None or step is None or low <= 0:
+        return None, None
+    throughput = float(row[m.THROUGHPUT_EXAMPLES_PER_S])
+    return throughput * step / high, throughput * step / low
+
+
+def add_goodput(out: pd.DataFrame, baselines: dict[tuple, pd.Series]) -> pd.DataFrame:
+    """The goodput columns (GOODPUT_COLUMNS) of every ok teacher-task config with a baseline; empty elsewhere."""
+    from tfscale.goodput import Goodput, NoiseScale
+
+    own = _numeric(out, m.GRAD_NOISE_SCALE)
+    keys = out.apply(workload_key, axis=1) if len(out) else pd.Series(dtype=object)
+    pooled = {key: own[keys == key].median() for key in set(keys)}  # NaN where no config of the workload measured
+    values: dict[str, list] = {c: [] for c in GOODPUT_COLUMNS}
+    for index, row in out.iterrows():
+        base = baselines.get(workload_key(row))
+        figures = dict.fromkeys(GOODPUT_COLUMNS, math.nan)
+        teacher = row.get(m.TASK) == TASK_TEACHER and row[m.STATUS] == m.STATUS_OK and base is not None
+        noise = own[index] if not math.isnan(own[index]) else pooled.get(workload_key(row), math.nan)
+        if teacher and not math.isnan(noise):
+            mine = not math.isnan(own[index])
+            scale = NoiseScale(
+                noise,
+                _number(row.get(m.GRAD_NOISE_SCALE_CI95_LOW)) if mine else None,
+                _number(row.get(m.GRAD_NOISE_SCALE_CI95_HIGH)) if mine else None,
+                0,
+            )
+            low, high = _throughput_interval(row)
+            result = Goodput.of(
+                scale, int(row[m.GLOBAL_BATCH_SIZE]), int(base[m.GLOBAL_BATCH_SIZE]),
+                float(row[m.THROUGHPUT_EXAMPLES_PER_S]), low, high,
+            )  # fmt: skip
+            figures = {
+                m.NOISE_SCALE_USED: noise,
+                m.STATISTICAL_EFFICIENCY: result.efficiency,
+                m.STATISTICAL_EFFICIENCY_CI95_LOW: result.efficiency_low,
+                m.STATISTICAL_EFFICIENCY_CI95_HIGH: result.efficiency_high,
+                m.GOODPUT: result.goodput,
+                m.GOODPUT_CI95_LOW: result.goodput_low,
+                m.GOODPUT_CI95_HIGH: result.goodput_high,
+                m.GOODPUT_SCALING_EFFICIENCY: result.goodput
+                / (int(row[m.DEVICES]) * float(base[m.THROUGHPUT_EXAMPLES_PER_S])),
+            }
+        for column in GOODPUT_COLUMNS:
+            values[column].append(figures[column])
+    for column, column_values in values.items():
+        out[column] = pd.Series(column_values, index=out.index, dtype="float64")
     return out
 
 
@@ -656,3 +733,20 @@ def input_hints(frame: pd.DataFrame) -> list[str]:
 def _plain(value):
     """A setting as written in a suite: 4, not 4.0 (a column with empty cells holds its counts as floats)."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def critical_batches(frame: pd.DataFrame) -> list[str]:
+    """One line per teacher-task workload with measured noise scales: the median estimate (its range over configs)
+    and how many configs measured it."""
+    ok = frame[(frame[m.STATUS] == m.STATUS_OK) & _numeric(frame, m.GRAD_NOISE_SCALE).notna()]
+    lines = []
+    for _, group in ok.groupby(ok.apply(workload_key, axis=1), sort=False):
+        values = _numeric(group, m.GRAD_NOISE_SCALE)
+        first = group.iloc[0]
+        what = f"{labels.model_label(first[m.MODEL], first.get(m.MODEL_SIZE))}, batch {first[m.BATCH_SIZE]}"
+        spread = f" ({fmt.significant(values.min())} to {fmt.significant(values.max())})" if len(values) > 1 else ""
+        lines.append(
+            f"{what}: about {fmt.significant(values.median())} examples{spread}, from {len(values)} config(s); "
+            f"global batches above it buy little convergence per example"
+        )
+    return lines

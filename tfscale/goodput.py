@@ -59,3 +59,44 @@ def statistical_efficiency(noise_scale: float, batch: int, baseline_batch: int) 
     """How much one example at global batch `batch` teaches, relative to one at `baseline_batch`: (B_noise + B0) /
     (B_noise + B). 1 at the baseline's batch; below 1 for larger batches, the more so the smaller the noise scale."""
     return (noise_scale + baseline_batch) / (noise_scale + batch)
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """A config's statistical efficiency and goodput, each with a 95 % CI (None where an input has none).
+
+    The efficiency's CI follows from the noise scale's (it is monotone in B_noise), with the noise scale's CI cut at
+    0 (a negative noise scale is noise). The goodput's CI multiplies the ends of the throughput's and the
+    efficiency's CIs: wider than a joint interval would be, never narrower."""
+
+    efficiency: float
+    efficiency_low: float | None
+    efficiency_high: float | None
+    goodput: float
+    goodput_low: float | None
+    goodput_high: float | None
+
+    @classmethod
+    def of(
+        cls,
+        noise: NoiseScale,
+        batch: int,
+        baseline_batch: int,
+        throughput: float,
+        throughput_low: float | None = None,
+        throughput_high: float | None = None,
+    ) -> Goodput:
+        value = statistical_efficiency(max(noise.value, 0.0), batch, baseline_batch)
+        low = high = None
+        if noise.low is not None and noise.high is not None:
+            ends = sorted(statistical_efficiency(max(b, 0.0), batch, baseline_batch) for b in (noise.low, noise.high))
+            low, high = ends
+        both = low is not None and throughput_low is not None and throughput_high is not None
+        return cls(
+            value,
+            low,
+            high,
+            throughput * value,
+            throughput_low * low if both else None,
+            throughput_high * high if both else None,
+        )

@@ -27,12 +27,14 @@ from tfscale import metrics as m
 from tfscale._version import __version__
 from tfscale.analysis import (
     BREAKDOWN_METHOD,
+    GOODPUT_METHOD,
     MODES_NOTE,
     NETWORK_METHOD,
     PRECISION_NOTE,
     add_scaling,
     comm_crosscheck,
     condense,
+    critical_batches,
     input_comparison,
     input_hints,
     layout_comparison,
@@ -362,6 +364,46 @@ def input_section(frame: pd.DataFrame) -> str | Omitted:
     return "\n".join(parts)
 
 
+GOODPUT_TABLE_COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.STRATEGY,
+    m.DEVICES,
+    m.GLOBAL_BATCH_SIZE,
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.GRAD_NOISE_SCALE,
+    m.GRAD_NOISE_SCALE_CI95_LOW,
+    m.GRAD_NOISE_SCALE_CI95_HIGH,
+    m.NOISE_SCALE_USED,
+    m.STATISTICAL_EFFICIENCY,
+    m.STATISTICAL_EFFICIENCY_CI95_LOW,
+    m.STATISTICAL_EFFICIENCY_CI95_HIGH,
+    m.GOODPUT,
+    m.GOODPUT_CI95_LOW,
+    m.GOODPUT_CI95_HIGH,
+    m.SCALING_EFFICIENCY,
+    m.GOODPUT_SCALING_EFFICIENCY,
+)
+
+
+def goodput_section(frame: pd.DataFrame) -> str | Omitted:
+    """Goodput beside throughput, the critical batch size per workload, and how they were estimated."""
+    if m.GOODPUT not in frame.columns or pd.to_numeric(frame[m.GOODPUT], errors="coerce").isna().all():
+        return Omitted("no config of the teacher task (task: teacher) with a measured gradient noise scale")
+    rows = frame[pd.to_numeric(frame[m.GOODPUT], errors="coerce").notna()]
+    critical = critical_batches(frame)
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in critical)
+    parts = [f"<p>Critical batch size (about the gradient noise scale) per workload:</p><ul>{items}</ul>"]
+    plot = figures.goodput_figure(frame)
+    if plot is not None:
+        parts.append(figure_html(plot))
+    parts += [
+        f'<p class="method">{html.escape(GOODPUT_METHOD)}</p>',
+        f'<div class="tablewrap">{records_table(rows, GOODPUT_TABLE_COLUMNS)}</div>',
+    ]
+    return "\n".join(parts)
+
+
 def energy_section(frame: pd.DataFrame) -> str | Omitted:
     """Examples per joule and per unit of money vs devices, where counters or a price gave them."""
     plots = [
@@ -681,6 +723,7 @@ def render(
         Section("network", "Simulated hosts: communication against the link", network_section(view)),
         Section("loss", "Where the efficiency went", loss_section(view)),
         Section("input", "Input pipelines: synthetic vs files", input_section(view)),
+        Section("goodput", "Goodput: what a bigger batch costs in convergence", goodput_section(view)),
         Section("ops", "Where the step goes, by op", ops_section(view)),
         Section("energy", "Energy and cost per example", energy_section(view)),
         Section(

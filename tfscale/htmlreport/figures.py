@@ -217,6 +217,47 @@ def input_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     return _layout(fig, INPUT_TITLE, _facet_rows(ok, wrap))
 
 
+GOODPUT_TITLE = (
+    "Goodput beside throughput vs devices (teacher task; goodput = throughput x statistical efficiency of the "
+    "config's global batch, from the gradient noise scale; bars: 95 % CI)"
+)
+
+
+def goodput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
+    """Throughput (solid) and goodput (dashed) against devices per strategy, one panel per teacher-task workload."""
+    ok = _ok(frame)
+    if m.GOODPUT not in ok.columns:
+        return None
+    ok = ok[pd.to_numeric(ok[m.GOODPUT], errors="coerce").notna()]
+    if ok.empty:
+        return None
+    ok = _ci_error_columns(ok)
+    throughput = ok.assign(figure="throughput", value=ok[m.THROUGHPUT_EXAMPLES_PER_S])
+    goodput = ok.assign(
+        figure="goodput",
+        value=ok[m.GOODPUT],
+        ci_plus=pd.to_numeric(ok[m.GOODPUT_CI95_HIGH], errors="coerce") - ok[m.GOODPUT],
+        ci_minus=ok[m.GOODPUT] - pd.to_numeric(ok[m.GOODPUT_CI95_LOW], errors="coerce"),
+    )
+    both = pd.concat([throughput, goodput])
+    fig = px.line(
+        both,
+        x=m.DEVICES,
+        y="value",
+        color="strategy_label",
+        line_dash="figure",
+        facet_col="workload",
+        facet_col_wrap=wrap,
+        markers=True,
+        error_y="ci_plus",
+        error_y_minus="ci_minus",
+        hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STATISTICAL_EFFICIENCY, m.NOISE_SCALE_USED],
+        labels={m.DEVICES: "devices", "value": "examples/s"},
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return _layout(fig, GOODPUT_TITLE, _facet_rows(ok, wrap))
+
+
 OPS_TITLE = (
     "Where the step goes, by op (profiled configs; ms per traced step: each instant of the trace shared by the ops "
     "running then; other: ops of no group, and instants with no op running)"
