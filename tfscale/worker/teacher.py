@@ -88,16 +88,19 @@ def teacher(workload: Workload, seed: int) -> Callable[[tf.Tensor], tf.Tensor]:
     raise TeacherError(f"task: teacher cannot label targets of {y_spec}: give the model a dataset_fn")
 
 
-def teacher_stream(workload: Workload, batch: int, seed: int, context: tf.distribute.InputContext) -> tf.data.Dataset:
+def teacher_stream(
+    workload: Workload, batch: int, seed: int, context: tf.distribute.InputContext, draw: int = 0
+) -> tf.data.Dataset:
     """Per-replica batches of fresh inputs with the teacher's targets, forever: batch i of input pipeline p is drawn
-    with the stateless seed (seed, p, i), so pipelines never repeat each other and a rerun repeats itself."""
+    with the stateless seed (seed, p, i), so pipelines never repeat each other and a rerun repeats itself. The
+    teacher depends on `seed` only; `draw` picks another stream of inputs for the same teacher (checks)."""
     label = teacher(workload, seed)
     spec = workload.input_spec
     shape = [batch, *spec.shape.as_list()]
     pipeline = context.input_pipeline_id
 
     def make(i):
-        key = tf.stack([tf.constant(seed * 7919 + pipeline, tf.int64), i])
+        key = tf.stack([tf.constant(seed * 7919 + pipeline + draw * 104_729, tf.int64), i])
         if spec.dtype.is_integer:
             x = tf.random.stateless_uniform(shape, key, 0, workload.input_max or 2, dtype=tf.int64)
             x = tf.cast(x, spec.dtype)

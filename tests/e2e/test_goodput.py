@@ -1,0 +1,76 @@
+"""Goodput end to end: the teacher task learns, the gradient noise scale read in the step agrees with the exact
+per-example reference, the records carry the noise scale, statistical efficiency and goodput with CIs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tfscale import metrics as m
+from tfscale.analysis import add_scaling
+from tfscale.cli import cli
+from tfscale.store import load_results
+
+pytestmark = pytest.mark.e2e
+SUPPORT = Path(__file__).parent / "support"
+
+
+def test_the_in_step_noise_scale_is_within_20_percent_of_the_per_example_reference():
+    done = subprocess.run(
+        [sys.executable, str(SUPPORT / "noise_reference.py"), "--steps", "400", "--examples", "8192"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    print(figures)
+    assert figures["reference"] > 0
+    assert 0.8 <= figures["ratio"] <= 1.2, figures
+
+
+TEACHER = """
+name: teacher
+device: cpu
+defaults: {model_size: tiny, batch_size: 32, max_measure_s: 1.0, max_warmup_s: 0.5, telemetry_hz: 0, task: teacher,
+           timeout_s: 180}
+include:
+  - {model: mlp, strategy: one_device}
+  - {model: mlp, strategy: mirrored, devices_per_node: 2}
+  - {model: mlp, strategy: multi_worker_mirrored, nodes: 2}
+  - {model: mlp, strategy: mirrored, devices_per_node: 2, task: random}
+"""
+
+
+def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
+    suite = tmp_path / "teacher.yaml"
+    suite.write_text(TEACHER)
+    args = ["run", str(suite), "--results-dir", str(tmp_path / "results"), "--reports-dir", str(tmp_path / "reports")]
+    result = CliRunner().invoke(cli, [*args, "--run-id", "r"])
+    assert result.exit_code == 0, result.output
+    frame = add_scaling(load_results(tmp_path / "results" / "teacher" / "r")).set_index(m.STRATEGY)
+    teacher = frame[frame[m.TASK] == "teacher"]
+    assert (teacher[m.DATA_SOURCE] == "synthetic teacher stream").all()
+    multi = teacher.loc[["mirrored", "multi_worker_mirrored"]]
+    for _, row in multi.iterrows():
+        assert row[m.GRAD_NOISE_SCALE_CI95_LOW] <= row[m.GRAD_NOISE_SCALE] <= row[m.GRAD_NOISE_SCALE_CI95_HIGH]
+        assert 0 < row[m.STATISTICAL_EFFICIENCY] < 1  # twice the baseline's batch
+        assert row[m.STATISTICAL_EFFICIENCY_CI95_LOW] <= row[m.STATISTICAL_EFFICIENCY]
+        assert row[m.STATISTICAL_EFFICIENCY] <= row[m.STATISTICAL_EFFICIENCY_CI95_HIGH]
+        assert row[m.GOODPUT] == pytest.approx(row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STATISTICAL_EFFICIENCY])
+        assert row[m.GOODPUT_CI95_LOW] <= row[m.GOODPUT] <= row[m.GOODPUT_CI95_HIGH]
+        assert "McCandlish" in row[m.GRAD_NOISE_METHOD]
+    single = teacher.loc["one_device"]
+    assert pd_isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
+    random = frame[frame[m.TASK] == "random"].iloc[0]
+    assert pd_isna(random[m.GRAD_NOISE_SCALE]) and pd_isna(random[m.GOODPUT])
+    assert random[m.DATA_SOURCE] == "synthetic in-memory batch"
+    report = (tmp_path / "reports" / "teacher.html").read_text()
+    assert 'id="goodput"' in report and "Critical batch size" in report
+
+
+def pd_isna(value) -> bool:
+    return value is None or value != value
