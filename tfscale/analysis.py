@@ -744,9 +744,9 @@ def critical_batches(frame: pd.DataFrame) -> list[str]:
         values = _numeric(group, m.GRAD_NOISE_SCALE)
         first = group.iloc[0]
         what = f"{labels.model_label(first[m.MODEL], first.get(m.MODEL_SIZE))}, batch {first[m.BATCH_SIZE]}"
-        spread = f" ({fmt.significant(values.min())} to {fmt.significant(values.max())})" if len(values) > 1 else ""
+        spread = f" ({values.min():,.0f} to {values.max():,.0f})" if len(values) > 1 else ""
         lines.append(
-            f"{what}: about {fmt.significant(values.median())} examples{spread}, from {len(values)} config(s); "
+            f"{what}: about {values.median():,.0f} examples{spread}, from {len(values)} config(s); "
             f"global batches above it buy little convergence per example"
         )
     return lines

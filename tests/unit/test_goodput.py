@@ -1,0 +1,130 @@
+"""The noise-scale estimator, its CI, statistical efficiency and goodput (tfscale.goodput), with exact values; the
+analysis' goodput columns; the planner's grad_noise and task rules."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from tfscale import metrics as m
+from tfscale.analysis import add_scaling, critical_batches
+from tfscale.errors import SuiteError
+from tfscale.goodput import Goodput, NoiseScale, statistical_efficiency, step_estimates
+from tfscale.planner import expand
+from tfscale.suite import parse_suite
+
+
+def test_step_estimates_are_mccandlish_s_two_batch_formulas():
+    # |G|^2 = 4, tr(Sigma) = 64: E|G_b|^2 = 4 + 64/8 = 12 at b = 8, E|G_B|^2 = 4 + 64/32 = 6 at B = 32
+    grad_sq, trace = step_estimates(12.0, 6.0, 8, 32)
+    assert grad_sq == pytest.approx(4.0)
+    assert trace == pytest.approx(64.0)
+    with pytest.raises(ValueError):
+        step_estimates(1.0, 1.0, 8, 8)
+
+
+def test_the_noise_scale_is_the_ratio_of_sums_with_a_bootstrap_ci():
+    scale = NoiseScale.of([4.0, 4.0, 4.0, 4.0], [60.0, 68.0, 64.0, 64.0])
+    assert scale.value == 16.0  # 256 / 16
+    assert scale.windows == 4
+    assert 15.0 <= scale.low <= 16.0 <= scale.high <= 17.0
+    assert NoiseScale.of([2.0], [10.0]) == NoiseScale(5.0, None, None, 1)
+
+
+def test_statistical_efficiency():
+    assert statistical_efficiency(100.0, 32, 32) == 1.0
+    assert statistical_efficiency(100.0, 64, 32) == pytest.approx(132 / 164)
+    assert statistical_efficiency(0.0, 64, 32) == 0.5  # no noise: a double batch teaches half as much per example
+    assert statistical_efficiency(1e12, 64, 32) == pytest.approx(1.0)
+
+
+def test_goodput_and_its_ci():
+    result = Goodput.of(NoiseScale(100.0, 50.0, 200.0, 10), 64, 32, 1000.0, 900.0, 1100.0)
+    assert result.efficiency == pytest.approx(132 / 164)
+    assert result.efficiency_low == pytest.approx(82 / 114)
+    assert result.efficiency_high == pytest.approx(232 / 264)
+    assert result.goodput == pytest.approx(1000 * 132 / 164)
+    assert result.goodput_low == pytest.approx(900 * 82 / 114)
+    assert result.goodput_high == pytest.approx(1100 * 232 / 264)
+    negative = Goodput.of(NoiseScale(-5.0, -20.0, 10.0, 10), 64, 32, 1000.0)
+    assert negative.efficiency == 0.5 and negative.efficiency_low == 0.5  # a negative noise scale counts as 0
+    assert negative.goodput_low is None  # no throughput CI given
+
+
+def row(cid, strategy, devices, step, noise=None, task="teacher"):
+    return {
+        m.CONFIG_ID: cid,
+        m.RUN_ID: "r",
+        m.STATUS: m.STATUS_OK,
+        m.DEVICE: "cpu",
+        m.MODEL: "mlp",
+        m.MODEL_SIZE: "tiny",
+        m.STRATEGY: strategy,
+        m.NODES: 1,
+        m.DEVICES_PER_NODE: devices,
+        m.DEVICES: devices,
+        m.REPLICAS: devices,
+        m.BATCH_SIZE: 32,
+        m.BATCH_POLICY: "weak",
+        m.GLOBAL_BATCH_SIZE: 32 * devices,
+        m.PRECISION: "float32",
+        m.JIT: False,
+        m.OPTIMIZER: "sgd",
+        m.TASK: task,
+        m.DATA: "synthetic",
+        m.STEP_TIME_MEDIAN_S: step,
+        m.STEP_TIME_MAD_S: step / 100,
+        m.STEP_TIME_CI95_LOW_S: step * 0.9,
+        m.STEP_TIME_CI95_HIGH_S: step * 1.1,
+        m.THROUGHPUT_EXAMPLES_PER_S: 32 * devices / step,
+        m.GRAD_NOISE_SCALE: noise,
+        m.GRAD_NOISE_SCALE_CI95_LOW: None if noise is None else noise / 2,
+        m.GRAD_NOISE_SCALE_CI95_HIGH: None if noise is None else noise * 2,
+    }
+
+
+def test_the_analysis_adds_goodput_to_teacher_configs_only():
+    frame = add_scaling(
+        pd.DataFrame(
+            [
+                row("a", "one_device", 1, 0.010),
+                row("b", "mirrored", 2, 0.010, noise=32.0),
+                row("c", "mirrored", 4, 0.010, noise=96.0),
+                row("d", "mirrored", 2, 0.010, task="random"),
+            ]
+        )
+    ).set_index(m.CONFIG_ID)
+    # a: no own estimate, the workload's median (64) is used; its batch is the baseline's: efficiency 1
+    assert frame.loc["a", m.NOISE_SCALE_USED] == 64.0
+    assert frame.loc["a", m.STATISTICAL_EFFICIENCY] == 1.0 and frame.loc["a", m.GOODPUT] == pytest.approx(3200)
+    # b: own 32, batch 64 vs 32: (32 + 32) / (32 + 64)
+    assert frame.loc["b", m.STATISTICAL_EFFICIENCY] == pytest.approx(64 / 96)
+    assert frame.loc["b", m.GOODPUT] == pytest.approx(6400 * 64 / 96)
+    assert frame.loc["b", m.GOODPUT_SCALING_EFFICIENCY] == pytest.approx(6400 * 64 / 96 / (2 * 3200))
+    assert frame.loc["b", m.STATISTICAL_EFFICIENCY_CI95_LOW] == pytest.approx(48 / 80)  # at B_noise 16
+    assert frame.loc["c", m.STATISTICAL_EFFICIENCY] == pytest.approx(128 / 224)
+    assert math.isnan(frame.loc["d", m.GOODPUT])  # random targets: no goodput
+    assert critical_batches(frame.reset_index()) == [
+        "mlp/tiny, batch 32: about 64 examples (32 to 96), from 2 config(s); global batches above it buy little "
+        "convergence per example"
+    ]
+
+
+def plan_of(text):
+    return expand(parse_suite(text, "s.yaml")).specs
+
+
+def test_grad_noise_is_on_for_teacher_configs_that_can_measure_it():
+    specs = plan_of(
+        "name: p\ndefaults: {task: teacher}\ninclude: [{strategy: one_device}, {strategy: mirrored, devices_per_node: "
+        "2}, {strategy: parameter_server, nodes: 2}, {strategy: mirrored, devices_per_node: 2, task: random}]\n"
+    )
+    assert [s.grad_noise for s in specs] == [False, True, False, False]
+    [random] = plan_of("name: p\ninclude: [{strategy: mirrored, devices_per_node: 2}]\n")
+    assert random.task == "random" and random.config_id == "e0debba25ed7"  # ids from before the task axis
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\ninclude: [{strategy: one_device, grad_noise: true}]\n")
+    assert "needs 2 or more replicas" in str(info.value)
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\ninclude: [{model: mlp, parallelism: pipeline, devices_per_node: 2, task: teacher}]\n")
+    assert "task: teacher needs data parallelism" in str(info.value)
