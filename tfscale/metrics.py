@@ -216,9 +216,7 @@ SCALING_EFFICIENCY_CI95_LOW = "scaling_efficiency_ci95_low"  # 95 % CI of scalin
 SPEEDUP = "speedup"  # strong: T1/TN; weak: thr_N/thr_1
 SPEEDUP_CI95_HIGH = "speedup_ci95_high"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
 SPEEDUP_CI95_LOW = "speedup_ci95_low"  # 95 % CI of speedup (bootstrap of the config's and baseline's samples)
-STATISTICAL_EFFICIENCY = (
-    "statistical_efficiency"  # (B_noise + B0) / (B_noise + B): per-example progress vs the baseline batch
-)
+STATISTICAL_EFFICIENCY = "statistical_efficiency"  # (B_noise + B0) / (B_noise + B): learning per example vs B0
 STATISTICAL_EFFICIENCY_CI95_HIGH = "statistical_efficiency_ci95_high"  # 95 % CI, from grad_noise_scale's
 STATISTICAL_EFFICIENCY_CI95_LOW = "statistical_efficiency_ci95_low"  # 95 % CI, from grad_noise_scale's
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
