@@ -42,6 +42,7 @@ include:
   - {model: mlp, strategy: mirrored, devices_per_node: 2}
   - {model: mlp, strategy: multi_worker_mirrored, nodes: 2}
   - {model: mlp, strategy: mirrored, devices_per_node: 2, task: random}
+  - {model: transformer, strategy: mirrored, devices_per_node: 2}
 """
 
 
@@ -51,7 +52,11 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
     args = ["run", str(suite), "--results-dir", str(tmp_path / "results"), "--reports-dir", str(tmp_path / "reports")]
     result = CliRunner().invoke(cli, [*args, "--run-id", "r"])
     assert result.exit_code == 0, result.output
-    frame = add_scaling(load_results(tmp_path / "results" / "teacher" / "r")).set_index(m.STRATEGY)
+    frame = add_scaling(load_results(tmp_path / "results" / "teacher" / "r"))
+    assert (frame[m.STATUS] == m.STATUS_OK).all(), frame[[m.MODEL, m.STRATEGY, m.REASON]].to_string()
+    transformer = frame[frame[m.MODEL] == "transformer"].iloc[0]  # embedding gradients are IndexedSlices
+    assert transformer[m.GRAD_NOISE_SCALE_CI95_LOW] <= transformer[m.GRAD_NOISE_SCALE]
+    frame = frame[frame[m.MODEL] == "mlp"].set_index(m.STRATEGY)
     teacher = frame[frame[m.TASK] == "teacher"]
     assert (teacher[m.DATA_SOURCE] == "synthetic teacher stream").all()
     multi = teacher.loc[["mirrored", "multi_worker_mirrored"]]

@@ -22,9 +22,10 @@ def _squared_norm(gradients) -> tf.Tensor:
     for g in gradients:
         if g is None:
             continue
-        values = g.values if isinstance(g, tf.IndexedSlices) else g
-        if isinstance(g, tf.IndexedSlices):  # duplicate rows add up before squaring
-            values = tf.math.unsorted_segment_sum(g.values, *reversed(tf.unique(g.indices)))
+        values = g
+        if isinstance(g, tf.IndexedSlices):  # rows of repeated indices add up before squaring (embeddings)
+            rows, positions = tf.unique(g.indices)
+            values = tf.math.unsorted_segment_sum(g.values, positions, tf.shape(rows)[0])
         total.append(tf.reduce_sum(tf.square(tf.cast(values, tf.float32))))
     return tf.add_n(total) if total else tf.constant(0.0)
 
