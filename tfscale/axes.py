@@ -465,7 +465,7 @@ SETTINGS: dict[str, Axis] = _axes(
         bool,
         None,
         "measure the gradient noise scale in the step (synchronous data parallelism, 2+ replicas: squared norms "
-        "around the optimizer's own all-reduce, one extra all-reduce of two floats); empty: on for task: teacher",
+        "around the optimizer's own all-reduce, no communication added); empty: on for task: teacher",
         sweepable=False,
         recorded=False,
         nullable=True,

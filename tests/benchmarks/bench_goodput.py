@@ -1,11 +1,13 @@
 """Benchmark: what measuring the gradient noise scale in the step costs (issue 18: at most 1 %).
 
-Runs the teacher task's zoo models with Mirrored on 2 logical devices, each with `grad_noise: true` and with
-`grad_noise: false`, alternately in fresh processes (A B A B ...: slow drift of the machine falls on both), through
-tfscale's runner, and prints per model the median step with and without the probe over the rounds and the overhead
-(with / without - 1) with the range over rounds; then the noise scale each round measured.
+In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices): tfscale's training
+step with the noise probe (tfscale.worker.noise) and the plain one (tfscale.worker.loop.build_train_step), built on
+one model and one input stream, timed in alternating windows (A B A B ...: whatever the machine does falls on both)
+after a warm-up; prints each one's median step, the overhead (probed / plain - 1) with a bootstrap 95 % CI, and the
+noise scale the probed windows measured. Separate processes per setting were tried first: their spread between
+processes (+-30 % per round for the mlp here) hides a 1 % effect.
 
-    python tests/benchmarks/bench_goodput.py [--rounds 3] [--models mlp,cnn,transformer] [--measure 2.0]
+    python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
 """
 
 from __future__ import annotations
@@ -13,66 +15,88 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
+import time
 
-from tfscale import api
-from tfscale import formatting as fmt
-from tfscale import metrics as m
+import tensorflow as tf
+
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+
+import keras  # noqa: E402
+
+from tfscale import formatting as fmt  # noqa: E402
+from tfscale.uncertainty import ratio_of_medians  # noqa: E402
+from tfscale.worker.loop import build_train_step, make_gradients, make_replica_step  # noqa: E402
+from tfscale.worker.models import ZOO  # noqa: E402
+from tfscale.worker.noise import (  # noqa: E402
+    NoiseAccumulator,
+    NoiseProbe,
+    build_probed_train_step,
+    make_probed_replica_step,
+)
+from tfscale.worker.teacher import teacher_stream  # noqa: E402
+
+BATCH = 32  # per replica
 
 
-def suite(model: str, probe: bool, measure_s: float) -> dict:
+def measure(strategy, model: str, windows: int, window_steps: int) -> dict:
+    keras.utils.set_random_seed(0)
+    with strategy.scope():
+        workload = ZOO[model]("tiny")
+        optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
+        optimizer.build(workload.model.trainable_variables)
+    variables = workload.model.trainable_variables
+    replicas = strategy.num_replicas_in_sync
+    gradients = make_gradients(workload, BATCH * replicas, jit=False)
+    plain_replica = make_replica_step(gradients, optimizer, variables)
+    probed_replica = make_probed_replica_step(gradients, optimizer, variables, NoiseProbe(optimizer))
+    noise = NoiseAccumulator(replicas, BATCH * replicas)
+    iterator = iter(strategy.distribute_datasets_from_function(lambda c: teacher_stream(workload, BATCH, 0, c)))
+    steps = {
+        "plain": build_train_step(strategy, plain_replica, iterator),
+        "probed": build_probed_train_step(strategy, probed_replica, iterator, noise),
+    }
+    samples: dict[str, list[float]] = {"plain": [], "probed": []}
+    for step in steps.values():  # trace and warm up both
+        for _ in range(3 * window_steps):
+            step().numpy()
+    noise.start()
+    for _ in range(windows):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(window_steps - 1):
+                step()
+            step().numpy()
+            samples[name].append((time.perf_counter() - start) / window_steps)
+            if name == "probed":
+                noise.after_window()
+    ratio = ratio_of_medians(samples["probed"], samples["plain"])
+    grad_sq = sum(w[0] for w in noise.windows)
+    trace = sum(w[1] for w in noise.windows)
     return {
-        "name": f"bench-goodput-{model}-{'on' if probe else 'off'}",
-        "device": "cpu",
-        "defaults": {
-            "model": model,
-            "model_size": "tiny",
-            "batch_size": 32,
-            "task": "teacher",
-            "grad_noise": probe,
-            "strategy": "mirrored",
-            "devices_per_node": 2,
-            "comm_breakdown": False,
-            "max_measure_s": measure_s,
-            "max_warmup_s": 1.0,
-            "telemetry_hz": 0,
-            "timeout_s": 300,
-        },
-        "matrix": {"batch_size": [32]},
+        "plain": statistics.median(samples["plain"]),
+        "probed": statistics.median(samples["probed"]),
+        "low": ratio.low - 1,
+        "high": ratio.high - 1,
+        "noise": trace / grad_sq,
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--windows", type=int, default=60, help="timing windows of each step")
+    parser.add_argument("--window-steps", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn,transformer")
-    parser.add_argument("--measure", type=float, default=2.0, help="max_measure_s per config")
     args = parser.parse_args()
-    steps: dict[tuple[str, bool], list[float]] = {}
-    noise: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.rounds):
-            for model in args.models.split(","):
-                for probe in (True, False):
-                    frame = api.run(suite(model, probe, args.measure), results_dir=tmp, no_report=True, quiet=True)
-                    [row] = frame.to_dict("records")
-                    if row[m.STATUS] != m.STATUS_OK:
-                        print(f"{model} grad_noise={probe}: {row[m.STATUS]}: {row[m.REASON]}", file=sys.stderr)
-                        return 1
-                    steps.setdefault((model, probe), []).append(row[m.STEP_TIME_MEDIAN_S])
-                    if probe:
-                        noise.setdefault(model, []).append(row[m.GRAD_NOISE_SCALE])
-    print(f"{'model':<12} {'with probe':>12} {'without':>12} {'overhead':>9}  per round")
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    print(f"{'model (tiny)':<14} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI            noise scale")
     for model in args.models.split(","):
-        on, off = steps[(model, True)], steps[(model, False)]
-        rounds = [a / b - 1 for a, b in zip(on, off, strict=True)]
-        overhead = statistics.median(on) / statistics.median(off) - 1
+        r = measure(strategy, model, args.windows, args.window_steps)
+        overhead = r["probed"] / r["plain"] - 1
         print(
-            f"{model:<12} {fmt.ms(statistics.median(on)):>12} {fmt.ms(statistics.median(off)):>12} "
-            f"{fmt.change(overhead):>9}  {', '.join(fmt.change(r) for r in rounds)}"
+            f"{model:<14} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} {fmt.change(overhead):>10}  "
+            f"{fmt.change(r['low'])} to {fmt.change(r['high'])}    {r['noise']:,.0f}"
         )
-    for model, values in noise.items():
-        print(f"{model}: grad_noise_scale per round: {', '.join(f'{v:,.0f}' for v in values)}")
     return 0
 
 

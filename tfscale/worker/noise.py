@@ -3,9 +3,10 @@
 Keras 3's optimizer all-reduces the replicas' gradients itself, in `_all_reduce_sum_gradients`, inside
 `apply_gradients`. `NoiseProbe` wraps that method on the config's optimizer: the same one all-reduce runs, and
 around it the probe takes the squared norm of the replica's own gradients (before) and of the summed ones (after),
-two local reductions over the gradients. The step then averages the replicas' pairs with one all-reduce of two
-floats, and adds the step's two estimates to an accumulator on the host; the loop reads it after each timing window,
-outside the timed span. Nothing else of the step changes.
+two local reductions over the gradients. No communication is added: the step sums the squared norms of this
+process's replicas on its host and adds them to an accumulator there, which the loop reads after each timing window,
+outside the timed span. A MultiWorkerMirrored rank's estimate uses its own replicas' norms (an unbiased estimate all
+the same: any subset of the replicas is a sample of small batches).
 """
 
 from __future__ import annotations
@@ -66,24 +67,24 @@ def make_probed_replica_step(gradients: Callable, optimizer, variables, probe: N
 
 
 class NoiseAccumulator:
-    """Sums of the per-step estimates (|G|^2, tr(Sigma), steps) on the host, read after each window."""
+    """Running sums on the host: [sum of the replicas' own squared norms, sum of the summed gradient's squared norm,
+    replica-steps, steps]; `windows` holds each timing window's estimates (|G|^2 sum, tr(Sigma) sum, steps)."""
 
     def __init__(self, replicas: int, global_batch: int):
         self.replicas, self.big = replicas, global_batch
         self.small = global_batch // replicas
         with tf.device("/cpu:0"):
-            self.sums = tf.Variable(tf.zeros(3, tf.float64), trainable=False, name="noise_sums")
+            self.sums = tf.Variable(tf.zeros(4, tf.float64), trainable=False, name="noise_sums")
         self.last = None
         self.windows: list[tuple[float, float, int]] = []
 
-    def add(self, norms: tf.Tensor) -> tf.Operation:
-        """Inside the step: norms = the replicas' mean of [local, global] squared norms of the SUMMED-loss
-        gradients; each replica's own gradient is 1/replicas of its mean gradient's scale (the loss is averaged
-        over the global batch), hence the factor on the local one."""
-        local = tf.cast(norms[0], tf.float64) * float(self.replicas) ** 2
-        summed = tf.cast(norms[1], tf.float64)
-        grad_sq, trace = step_estimates(local, summed, self.small, self.big)
-        return self.sums.assign_add(tf.stack([grad_sq, trace, tf.constant(1.0, tf.float64)]))
+    def add(self, local_norms: list[tf.Tensor]) -> tf.Operation:
+        """Inside the step: local_norms = this process's replicas' [own, summed] squared norms of the gradients of
+        the loss averaged over the GLOBAL batch."""
+        own = tf.add_n([tf.cast(n[0], tf.float64) for n in local_norms])
+        summed = tf.cast(local_norms[0][1], tf.float64)  # the same on every replica after the all-reduce
+        counts = tf.constant([float(len(local_norms)), 1.0], tf.float64)
+        return self.sums.assign_add(tf.concat([tf.stack([own, summed]), counts], axis=0))
 
     def start(self) -> None:
         self.last = self.sums.numpy()
@@ -91,21 +92,26 @@ class NoiseAccumulator:
 
     def after_window(self) -> None:
         now = self.sums.numpy()
-        g, t, n = now - self.last
-        self.windows.append((float(g), float(t), int(n)))
+        own, summed, replica_steps, steps = now - self.last
         self.last = now
+        if steps == 0:
+            return
+        # A replica's gradient is 1/replicas of its small batch's mean gradient (the loss is averaged over the
+        # global batch): |G_b|^2 = replicas^2 x its squared norm.
+        small_sq = own / replica_steps * self.replicas**2
+        grad_sq, trace = step_estimates(small_sq, summed / steps, self.small, self.big)
+        self.windows.append((grad_sq * steps, trace * steps, int(steps)))
 
 
 def build_probed_train_step(strategy, replica_step: Callable, iterator, accumulator: NoiseAccumulator) -> Callable:
-    """tfscale.worker.loop.build_train_step with the probe: the replicas' squared norms averaged (one all-reduce of
-    two floats) and the step's estimates added to the accumulator before the summed loss is returned."""
+    """tfscale.worker.loop.build_train_step with the probe: this process's replicas' squared norms added to the
+    accumulator (no communication) before the summed loss is returned."""
 
     @tf.function
     def train_step():
         x, y = next(iterator)
         losses, norms = strategy.run(replica_step, args=(x, y))
-        mean_norms = strategy.reduce(tf.distribute.ReduceOp.MEAN, norms, axis=None)
-        with tf.control_dependencies([accumulator.add(mean_norms)]):
+        with tf.control_dependencies([accumulator.add(strategy.experimental_local_results(norms))]):
             return tf.identity(strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None))
 
     return train_step
