@@ -114,15 +114,15 @@ GOODPUT_METHOD = (
 )
 
 
-def _throughput_interval(row: pd.Series) -> tuple[float | None, float | None]:
-    """The throughput's 95 % CI from the median step's (throughput x median / each end)."""
-    low, high, step = (
-        _number(row.get(c)) for c in (m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MEDIAN_S)
-    )
+def throughput_interval(row: pd.Series) -> tuple[float | None, float | None]:
+    """Throughput's 95 % CI from the median step's: throughput x step / the CI's high and low ends (throughput is
+    examples per median step, whether the global batch or, for ParameterServer, the examples completed)."""
+    columns = (m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S, m.STEP_TIME_MEDIAN_S)
+    low, high, step = (_number(row.get(c)) for c in columns)
     if low is None or high is None or step is None or low <= 0:
         return None, None
-    throughput = float(row[m.THROUGHPUT_EXAMPLES_PER_S])
-    return throughput * step / high, throughput * step / low
+    per_step = float(row[m.THROUGHPUT_EXAMPLES_PER_S]) * step
+    return per_step / high, per_step / low
 
 
 def add_goodput(out: pd.DataFrame, baselines: dict[tuple, pd.Series]) -> pd.DataFrame:
@@ -134,19 +134,19 @@ def add_goodput(out: pd.DataFrame, baselines: dict[tuple, pd.Series]) -> pd.Data
     pooled = {key: own[keys == key].median() for key in set(keys)}  # NaN where no config of the workload measured
     values: dict[str, list] = {c: [] for c in GOODPUT_COLUMNS}
     for index, row in out.iterrows():
-        base = baselines.get(workload_key(row))
+        base = baselines.get(keys[index])
         figures = dict.fromkeys(GOODPUT_COLUMNS, math.nan)
         teacher = row.get(m.TASK) == TASK_TEACHER and row[m.STATUS] == m.STATUS_OK and base is not None
-        noise = own[index] if not math.isnan(own[index]) else pooled.get(workload_key(row), math.nan)
+        mine = not math.isnan(own[index])
+        noise = own[index] if mine else pooled.get(keys[index], math.nan)
         if teacher and not math.isnan(noise):
-            mine = not math.isnan(own[index])
             scale = NoiseScale(
                 noise,
                 _number(row.get(m.GRAD_NOISE_SCALE_CI95_LOW)) if mine else None,
                 _number(row.get(m.GRAD_NOISE_SCALE_CI95_HIGH)) if mine else None,
                 0,
             )
-            low, high = _throughput_interval(row)
+            low, high = throughput_interval(row)
             result = Goodput.of(
                 scale, int(row[m.GLOBAL_BATCH_SIZE]), int(base[m.GLOBAL_BATCH_SIZE]),
                 float(row[m.THROUGHPUT_EXAMPLES_PER_S]), low, high,

@@ -16,7 +16,7 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
-from tfscale.analysis import layout_label, loss_breakdown, workload_key
+from tfscale.analysis import layout_label, loss_breakdown, throughput_interval, workload_key
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
 
@@ -36,20 +36,7 @@ def workload_label(row: pd.Series) -> str:
         text += f", {row[m.PRECISION]}"
     if row.get(m.JIT) is True:
         text += ", jit"
-    if row.get(m.TASK) == "teacher":
-        text += ", teacher task"
-    data = labels.data_label(row)
-    return text + (f", {data}" if data else "")
-
-
-def _throughput_ci(row: pd.Series) -> tuple[float | None, float | None]:
-    """Throughput's 95 % CI from the median step's: throughput x step / the CI's high and low ends (throughput is
-    examples per median step, whether the global batch or, for ParameterServer, the examples completed)."""
-    low, high = row.get(m.STEP_TIME_CI95_LOW_S), row.get(m.STEP_TIME_CI95_HIGH_S)
-    if not (fmt.given(low) and fmt.given(high)) or low <= 0:
-        return None, None
-    per_step = row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STEP_TIME_MEDIAN_S]
-    return per_step / high, per_step / low
+    return ", ".join([text, *labels.input_tags(row)])
 
 
 def mode_and_layout(row: pd.Series) -> str:
@@ -65,11 +52,11 @@ def best_rows(frame: pd.DataFrame) -> pd.DataFrame:
         for devices, at in group.groupby(m.DEVICES):
             ranked = at.sort_values(m.THROUGHPUT_EXAMPLES_PER_S, ascending=False)
             best = ranked.iloc[0]
-            low, high = _throughput_ci(best)
+            low, high = throughput_interval(best)
             runner_up = ""
             if len(ranked) > 1:
                 second = ranked.iloc[1]
-                second_high = _throughput_ci(second)[1]
+                second_high = throughput_interval(second)[1]
                 tied = low is not None and second_high is not None and second_high >= low
                 ahead = best[m.THROUGHPUT_EXAMPLES_PER_S] / second[m.THROUGHPUT_EXAMPLES_PER_S] - 1
                 runner_up = f"{mode_and_layout(second)}: " + (

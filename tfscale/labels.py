@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tfscale.axes import AXES, DATA_AXES, DATA_FILES
+from tfscale.axes import AXES, DATA_AXES, DATA_FILES, TASK_TEACHER
 
 
 def _given(value: Any) -> bool:
@@ -80,3 +80,10 @@ def data_label(row: Mapping[str, Any]) -> str:
             continue
         changed.append(name if value is True else f"{name}={value}")
     return "files" + (f" ({', '.join(changed)})" if changed else "")
+
+
+def input_tags(row: Mapping[str, Any]) -> list[str]:
+    """What a workload reads and learns, where it is not the default: ['files (cache)', 'teacher task'] (synthetic
+    data and random targets: none)."""
+    data = data_label(row)
+    return [*([data] if data else []), *(["teacher task"] if row.get("task") == TASK_TEACHER else [])]

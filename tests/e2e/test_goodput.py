@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -69,13 +70,9 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
         assert row[m.GOODPUT_CI95_LOW] <= row[m.GOODPUT] <= row[m.GOODPUT_CI95_HIGH]
         assert "McCandlish" in row[m.GRAD_NOISE_METHOD]
     single = teacher.loc["one_device"]
-    assert pd_isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
+    assert pd.isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
     random = frame[frame[m.TASK] == "random"].iloc[0]
-    assert pd_isna(random[m.GRAD_NOISE_SCALE]) and pd_isna(random[m.GOODPUT])
+    assert pd.isna(random[m.GRAD_NOISE_SCALE]) and pd.isna(random[m.GOODPUT])
     assert random[m.DATA_SOURCE] == "synthetic in-memory batch"
     report = (tmp_path / "reports" / "teacher.html").read_text()
     assert 'id="goodput"' in report and "Critical batch size" in report
-
-
-def pd_isna(value) -> bool:
-    return value is None or value != value

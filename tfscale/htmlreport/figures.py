@@ -9,7 +9,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.labels import data_label, model_label, record_mode
+from tfscale.labels import data_label, input_tags, model_label, record_mode
 from tfscale.opgroups import GROUP_COLUMNS
 
 MIB = 1024.0 * 1024.0
@@ -17,13 +17,8 @@ MIB = 1024.0 * 1024.0
 
 def workload_label(row: pd.Series) -> str:
     model = model_label(row[m.MODEL], row[m.MODEL_SIZE])
-    data = data_label(row)
-    return (
-        f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
-        + (" xla" if row[m.JIT] else "")
-        + (f" {data}" if data else "")
-        + (" teacher" if row.get(m.TASK) == "teacher" else "")
-    )
+    text = f"{model} {row[m.PRECISION]} batch {row[m.BATCH_SIZE]} {row[m.BATCH_POLICY]}"
+    return " ".join([text, *(["xla"] if row[m.JIT] else []), *input_tags(row)])
 
 
 def strategy_label(row: pd.Series) -> str:
@@ -102,14 +97,17 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
 
 
-def _per_layout_line(ok: pd.DataFrame, y: str, label: str, hover: list[str], wrap: int) -> go.Figure:
-    """`y` against devices, one line per strategy and layout, one panel per workload, with the CI columns
-    ci_plus and ci_minus as error bars."""
+def _per_layout_line(
+    ok: pd.DataFrame, y: str, label: str, hover: list[str], wrap: int, dash: str | None = None
+) -> go.Figure:
+    """`y` against devices, one line per strategy and layout (and per value of the column `dash`, dashed apart),
+    one panel per workload, with the CI columns ci_plus and ci_minus as error bars."""
     return px.line(
         ok,
         x=m.DEVICES,
         y=y,
         color="strategy_label",
+        line_dash=dash,
         facet_col="workload",
         facet_col_wrap=wrap,
         markers=True,
@@ -194,25 +192,13 @@ def input_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = _ok(frame)
     if m.DATA not in ok.columns or not (ok[m.DATA] == "files").any():
         return None
-    ok["data_label"] = ok.apply(lambda r: data_label(r) or "synthetic", axis=1)
+    ok["pipeline"] = ok.apply(lambda r: data_label(r) or "synthetic", axis=1)
     ok["workload"] = ok.apply(
         lambda r: f"{model_label(r[m.MODEL], r[m.MODEL_SIZE])} batch {r[m.BATCH_SIZE]} {r[m.BATCH_POLICY]}", axis=1
     )
     ok = _ci_error_columns(ok[ok["workload"].isin(ok.loc[ok[m.DATA] == "files", "workload"])])
-    fig = px.line(
-        ok,
-        x=m.DEVICES,
-        y=m.THROUGHPUT_EXAMPLES_PER_S,
-        color="strategy_label",
-        line_dash="data_label",
-        facet_col="workload",
-        facet_col_wrap=wrap,
-        markers=True,
-        error_y="ci_plus",
-        error_y_minus="ci_minus",
-        hover_data=[m.CONFIG_ID, m.INPUT_BOUND, m.INPUT_HEADROOM],
-        labels={m.DEVICES: "devices", m.THROUGHPUT_EXAMPLES_PER_S: "examples/s", "data_label": "data"},
-    )
+    hover = [m.INPUT_BOUND, m.INPUT_HEADROOM]
+    fig = _per_layout_line(ok, m.THROUGHPUT_EXAMPLES_PER_S, "examples/s", hover, wrap, dash="pipeline")
     fig.update_yaxes(rangemode="tozero")
     return _layout(fig, INPUT_TITLE, _facet_rows(ok, wrap))
 
@@ -239,21 +225,8 @@ def goodput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         ci_plus=pd.to_numeric(ok[m.GOODPUT_CI95_HIGH], errors="coerce") - ok[m.GOODPUT],
         ci_minus=ok[m.GOODPUT] - pd.to_numeric(ok[m.GOODPUT_CI95_LOW], errors="coerce"),
     )
-    both = pd.concat([throughput, goodput])
-    fig = px.line(
-        both,
-        x=m.DEVICES,
-        y="value",
-        color="strategy_label",
-        line_dash="figure",
-        facet_col="workload",
-        facet_col_wrap=wrap,
-        markers=True,
-        error_y="ci_plus",
-        error_y_minus="ci_minus",
-        hover_data=[m.CONFIG_ID, m.GLOBAL_BATCH_SIZE, m.STATISTICAL_EFFICIENCY, m.NOISE_SCALE_USED],
-        labels={m.DEVICES: "devices", "value": "examples/s"},
-    )
+    hover = [m.GLOBAL_BATCH_SIZE, m.STATISTICAL_EFFICIENCY, m.NOISE_SCALE_USED]
+    fig = _per_layout_line(pd.concat([throughput, goodput]), "value", "examples/s", hover, wrap, dash="figure")
     fig.update_yaxes(rangemode="tozero")
     return _layout(fig, GOODPUT_TITLE, _facet_rows(ok, wrap))
 

@@ -12,7 +12,14 @@ import tensorflow as tf
 from tfscale.workload import Workload
 
 
-def _batch_of(spec: tf.TensorSpec, batch: int, upper: int | None, rng: np.random.Generator) -> np.ndarray:
+def is_image(spec: tf.TensorSpec) -> bool:
+    """Stored as JPEG: float tensors of shape (height, width, 3)."""
+    shape = spec.shape.as_list()
+    return spec.dtype.is_floating and len(shape) == 3 and shape[-1] == 3 and None not in shape
+
+
+def batch_of(spec: tf.TensorSpec, batch: int, upper: int | None, rng: np.random.Generator) -> np.ndarray:
+    """`batch` examples of `spec`: integers in [0, upper) (upper None: [0, 2)), floats standard normal."""
     shape = (batch, *spec.shape.as_list())
     if spec.dtype.is_integer:
         return rng.integers(0, upper or 2, size=shape).astype(spec.dtype.as_numpy_dtype)
@@ -21,8 +28,8 @@ def _batch_of(spec: tf.TensorSpec, batch: int, upper: int | None, rng: np.random
 
 def synthetic_batch(workload: Workload, global_batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    x = _batch_of(workload.input_spec, global_batch, workload.input_max, rng)
-    y = _batch_of(workload.target_spec, global_batch, workload.target_max, rng)
+    x = batch_of(workload.input_spec, global_batch, workload.input_max, rng)
+    y = batch_of(workload.target_spec, global_batch, workload.target_max, rng)
     return x, y
 
 

@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from tfscale.axes import TASK_RANDOM, TASK_TEACHER
 from tfscale.envinfo import cache_dir
+from tfscale.worker.data import batch_of, is_image
 from tfscale.workload import Workload
 
 FORMAT_VERSION = 1  # history: 1 = id, x (JPEG for images), y; bump when the bytes of a dataset change
@@ -34,12 +36,6 @@ MANIFEST = "manifest.json"
 JPEG_QUALITY = 90
 CHUNK = 64  # examples made at once
 COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
-
-
-def is_image(spec: tf.TensorSpec) -> bool:
-    """Stored as JPEG: float tensors of shape (height, width, 3)."""
-    shape = spec.shape.as_list()
-    return spec.dtype.is_floating and len(shape) == 3 and shape[-1] == 3 and None not in shape
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,7 @@ class Dataset:
 
 
 def dataset_key(
-    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = "random"
+    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = TASK_RANDOM
 ) -> str:
     """16 hex digits over what the files' bytes depend on: format, the model (`what`: zoo name and size, or the
     user model's entry and args), the example specs, sizes, compression, seed and task (how targets are made)."""
@@ -72,7 +68,7 @@ def dataset_key(
         "shards": shards,
         "compression": compression,
         "seed": seed,
-        **({"task": task} if task != "random" else {}),  # random-task keys stay those of files written before
+        **({"task": task} if task != TASK_RANDOM else {}),  # random-task keys stay those of files written before
     }
     blob = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -83,7 +79,7 @@ def datasets_root() -> Path:
 
 
 def ensure_dataset(
-    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = "random"
+    workload: Workload, what: dict, examples: int, shards: int, compression: str, seed: int, task: str = TASK_RANDOM
 ) -> Dataset:
     """The dataset's folder in the cache, written first if it is missing or damaged (under its lock)."""
     root = datasets_root()
@@ -101,13 +97,9 @@ def ensure_dataset(
         start = time.perf_counter()
         temporary = root / f".tmp-{key}-{os.getpid()}"
         temporary.mkdir()
-        write_shards(temporary, workload, examples, shards, compression, seed, task)
+        manifest = write_shards(temporary, workload, examples, shards, compression, seed, task)
         temporary.rename(folder)
-        elapsed = time.perf_counter() - start
-        written = read_complete(folder, compression)
-        if written is None:
-            raise RuntimeError(f"dataset {folder}: written but its manifest does not match its files")
-        return Dataset(written.path, written.files, written.bytes, written.examples, elapsed, compression)
+        return _from_manifest(folder, manifest, compression, time.perf_counter() - start)
 
 
 def _crc(path: Path) -> int:
@@ -129,15 +121,13 @@ def read_complete(folder: Path, compression: str) -> Dataset | None:
                 return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return _from_manifest(folder, manifest, compression, 0.0)
+
+
+def _from_manifest(folder: Path, manifest: dict, compression: str, generation_s: float) -> Dataset:
+    files = manifest["files"]
     paths = tuple(str(folder / entry["name"]) for entry in files)
-    return Dataset(folder, paths, sum(e["bytes"] for e in files), int(manifest["examples"]), 0.0, compression)
-
-
-def _values(spec: tf.TensorSpec, upper: int | None, count: int, rng: np.random.Generator) -> np.ndarray:
-    shape = (count, *spec.shape.as_list())
-    if spec.dtype.is_integer:
-        return rng.integers(0, upper or 2, size=shape)
-    return rng.standard_normal(shape).astype(np.float32)
+    return Dataset(folder, paths, sum(e["bytes"] for e in files), int(manifest["examples"]), generation_s, compression)
 
 
 def _images(spec: tf.TensorSpec, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -158,15 +148,16 @@ def _feature(value: np.ndarray, spec: tf.TensorSpec) -> tf.train.Feature:
 
 
 def write_shards(
-    folder: Path, workload: Workload, examples: int, shards: int, compression: str, seed: int, task: str = "random"
-) -> None:
-    """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion).
+    folder: Path, workload: Workload, examples: int, shards: int, compression: str, seed: int, task: str = TASK_RANDOM
+) -> dict:
+    """`shards` TFRecord files of consecutive examples, then the manifest (last: its presence marks completion),
+    which it returns. Inputs and random targets are drawn as synthetic batches are (tfscale.worker.data).
     Targets: random, or with task teacher the teacher's labels of the inputs as the pipeline decodes them."""
     rng = np.random.default_rng(seed)
     image = is_image(workload.input_spec)
     label = None
-    if task == "teacher":
-        from tfscale.worker.teacher import teacher
+    if task == TASK_TEACHER:
+        from tfscale.worker.teacher import teacher  # late: the random task never needs it
 
         label = teacher(workload, seed)
     options = tf.io.TFRecordOptions(compression_type=COMPRESSION[compression])
@@ -178,8 +169,8 @@ def write_shards(
             for start in range(bounds[shard], bounds[shard + 1], CHUNK):
                 count = min(CHUNK, bounds[shard + 1] - start)
                 spec = workload.input_spec
-                x = _images(spec, count, rng) if image else _values(spec, workload.input_max, count, rng)
-                y = _values(workload.target_spec, workload.target_max, count, rng)
+                x = _images(spec, count, rng) if image else batch_of(spec, count, workload.input_max, rng)
+                y = batch_of(workload.target_spec, count, workload.target_max, rng)
                 if label is not None:  # images as decoded: float in [0, 1]
                     y = label(tf.constant(x, tf.float32) / 255.0 if image else tf.constant(x)).numpy()
                 for k in range(count):
@@ -199,3 +190,4 @@ def write_shards(
         entries.append({"name": name, "bytes": path.stat().st_size, "crc32": _crc(path)})
     manifest = {"format": FORMAT_VERSION, "examples": examples, "files": entries}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return manifest

@@ -25,7 +25,10 @@ from tfscale import metrics as m
 from tfscale.axes import AUTO, DATA_FILES, TASK_TEACHER
 from tfscale.contract import TEST_DATA_DELAY_ENV
 from tfscale.spec import RunSpec
-from tfscale.worker.files import Dataset, ensure_dataset, is_image
+from tfscale.worker.cluster import report_progress
+from tfscale.worker.data import is_image
+from tfscale.worker.files import Dataset, ensure_dataset
+from tfscale.worker.timing import time_calls
 from tfscale.workload import Workload
 
 DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
@@ -39,6 +42,7 @@ TEACHER_PIPELINE = (
     "teacher (tfscale.worker.teacher) in a parallel map, prefetched"
 )
 INPUT_ONLY_MIN_S = 0.5  # the input-only figure's timed drain lasts at least this long
+MIN_INPUT_WINDOWS = 10  # the in-memory step's windows when the timed loop had fewer
 
 
 @dataclass
@@ -227,6 +231,18 @@ def source(spec: RunSpec, workload: Workload, per_replica_batch: int) -> Source 
         + (f"; test delay {delay_ms:g} ms per example" if delay_ms else ""),
     }
     return Source(files, columns, per_replica_batch)
+
+
+def time_input(memory_step, sync, loop, dataset: tf.data.Dataset, batch: int) -> tuple[list[float], float]:
+    """The two timings behind tfscale.inputs' figures: windows of the step fed one pipeline batch held in memory
+    (`memory_step`, ended by `sync`), as many as the timed loop had (at least MIN_INPUT_WINDOWS) and as long, after
+    two untimed windows; then `dataset`, one pipeline of `batch`-example batches, drained alone (examples/s)."""
+    window = loop.window_steps
+    report_progress("timing the step on an in-memory batch")
+    windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
+    samples = time_calls(memory_step, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
+    report_progress("timing the input pipeline alone")
+    return samples, input_only_examples_per_s(dataset, batch)
 
 
 def input_only_examples_per_s(dataset: tf.data.Dataset, batch: int, min_s: float = INPUT_ONLY_MIN_S) -> float:

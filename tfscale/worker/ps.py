@@ -20,9 +20,9 @@ from tfscale.spec import RunSpec
 from tfscale.stats import median
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
-from tfscale.worker.input import SOURCE_SYNTHETIC, input_only_examples_per_s, source
+from tfscale.worker.input import SOURCE_SYNTHETIC, source, time_input
 from tfscale.worker.loop import LoopResult, loss_scale, make_gradients, make_replica_step
-from tfscale.worker.synchronous import MIN_INPUT_WINDOWS, build
+from tfscale.worker.synchronous import build
 from tfscale.worker.timing import time_calls
 from tfscale.worker.trainer import Trainer
 
@@ -107,13 +107,8 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
             for _ in range(workers):
                 coordinator.schedule(memory_step, args=(memory,))
 
-        report_progress("timing the step on an in-memory batch")
-        windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
-        window = loop.window_steps
-        samples = time_calls(memory_round, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
-        report_progress("timing the input pipeline alone")
-        examples_per_s = input_only_examples_per_s(files.fn(context), per_worker_batch) * workers
-        found = input_columns(loop.samples_s, samples, examples_per_s, throughput, window)
+        samples, one_worker = time_input(memory_round, sync, loop, files.fn(context), per_worker_batch)
+        found = input_columns(loop.samples_s, samples, one_worker * workers, throughput, loop.window_steps)
         found[m.INPUT_PIPELINE] = files.columns[m.INPUT_PIPELINE] + (
             f"; input_throughput_examples_per_s: one worker's pipeline drained on the chief, x {workers} workers"
         )

@@ -21,8 +21,6 @@ JIT_NOT_MEASURED = (
     "replica 1's compiled call on device 0); the communication fields are left empty"
 )
 
-MIN_INPUT_WINDOWS = 10  # the in-memory step's windows when the timed loop had fewer (tfscale.inputs)
-
 
 @dataclass
 class Built:
@@ -176,26 +174,20 @@ def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) 
 
 def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
     """The input wait and the pipeline's own throughput (tfscale.inputs): windows of the same step fed one pipeline
-    batch held in memory, as many as the timed loop had (at least MIN_INPUT_WINDOWS), then the pipeline drained
-    alone. Every rank of a cluster runs the same windows (lockstep: the step all-reduces)."""
+    batch held in memory (tfscale.worker.input.time_input), then this process's pipeline drained alone. Every rank
+    of a cluster runs the same windows (lockstep: the step all-reduces)."""
     from tfscale.inputs import input_columns
-    from tfscale.worker.input import input_only_examples_per_s
-    from tfscale.worker.timing import time_calls
+    from tfscale.worker.input import time_input
 
-    strategy, window = built.strategy, loop.window_steps
-    memory = iter(strategy.distribute_datasets_from_function(files.in_memory))
-    memory_step = make_step(memory)
-    report_progress("timing the step on an in-memory batch")
-    windows = max(MIN_INPUT_WINDOWS, len(loop.samples_s))
-    memory_samples = time_calls(memory_step, sync, samples=windows, per_sample=window, warmup=2 * window).samples_s
-    report_progress("timing the input pipeline alone")
-    context = files.contexts[0]
-    examples_per_s = input_only_examples_per_s(files.fn(context), files.per_replica_batch)
+    strategy = built.strategy
+    memory_step = make_step(iter(strategy.distribute_datasets_from_function(files.in_memory)))
+    pipeline = files.fn(files.contexts[0])
+    memory_samples, examples_per_s = time_input(memory_step, sync, loop, pipeline, files.per_replica_batch)
     # This process's share: its pipeline feeds its own replicas (all of them, or one MultiWorkerMirrored worker's:
     # the merge sums the workers' pipelines and recomputes the headroom over the config's throughput).
     local_replicas = len(strategy.extended.worker_devices)
     consumed = files.per_replica_batch * local_replicas / statistics.median(loop.samples_s)
-    return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, window)
+    return input_columns(loop.samples_s, memory_samples, examples_per_s, consumed, loop.window_steps)
 
 
 NOISE_METHOD = (

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from tfscale.worker.data import is_image
 from tfscale.workload import Workload
 
 TEACHER_SEED = 1_000_003  # added to the suite's seed: the teacher's weights are not the model's initialisation
@@ -30,11 +31,6 @@ HIDDEN = 64  # width of the two-layer teacher
 
 class TeacherError(ValueError):
     """A workload whose specs the teacher cannot label."""
-
-
-def _is_image(spec: tf.TensorSpec) -> bool:
-    shape = spec.shape.as_list()
-    return spec.dtype.is_floating and len(shape) == 3 and shape[-1] == 3
 
 
 def _features(spec: tf.TensorSpec) -> int:
@@ -57,7 +53,7 @@ def teacher(workload: Workload, seed: int) -> Callable[[tf.Tensor], tf.Tensor]:
         return tokens
     if not x_spec.dtype.is_floating:
         raise TeacherError(f"task: teacher cannot label inputs of {x_spec}: give the model a dataset_fn")
-    if _is_image(x_spec) and y_spec.dtype.is_integer and classes:
+    if is_image(x_spec) and y_spec.dtype.is_integer and classes:
         weights = tf.constant(rng.standard_normal((6, classes)), tf.float32)
 
         def images(x):
@@ -106,7 +102,7 @@ def teacher_stream(
             x = tf.cast(x, spec.dtype)
         else:
             x = tf.random.stateless_normal(shape, key)
-            if _is_image(spec):  # a random offset per image and channel: what the image teacher reads varies
+            if is_image(spec):  # a random offset per image and channel: what the image teacher reads varies
                 x += 2.0 * tf.random.stateless_normal([batch, 1, 1, 3], key + [0, 1 << 40])
             x = tf.cast(x, spec.dtype)
         return x, label(x)
