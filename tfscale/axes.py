@@ -464,8 +464,9 @@ SETTINGS: dict[str, Axis] = _axes(
         "grad_noise",
         bool,
         None,
-        "measure the gradient noise scale in the step (synchronous data parallelism, 2+ replicas: squared norms "
-        "around the optimizer's own all-reduce, no communication added); empty: on for task: teacher",
+        "measure the gradient noise scale in the step (synchronous data parallelism: squared norms around the "
+        "optimizer's own all-reduce, no communication added; one replica: its batch's two halves, a slower step); "
+        "empty: on for task: teacher with 2+ replicas",
         sweepable=False,
         recorded=False,
         nullable=True,

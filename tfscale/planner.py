@@ -110,7 +110,12 @@ def _normalise(config: dict[str, Any], suite: Suite) -> dict[str, Any]:
     if config["comm_breakdown"] is None:
         config["comm_breakdown"] = "comm_breakdown" not in unsupported
     if config["grad_noise"] is None:  # where it can be measured and means something
-        config["grad_noise"] = config["task"] == TASK_TEACHER and _noise_problem(config) is None
+        # Not for one replica: its estimate splits the step in two half batches, a slower step than the baseline's.
+        config["grad_noise"] = (
+            config["task"] == TASK_TEACHER
+            and _noise_problem(config) is None
+            and replicas_of(config["strategy"], config["nodes"], config["devices_per_node"]) >= 2
+        )
     mode = config["parallelism"]
     for axis in PARALLELISM_AXES - set(PARALLELISMS[mode].own_axes):
         config[axis] = None
@@ -141,8 +146,8 @@ def _noise_problem(config: dict[str, Any]) -> str | None:
     """Why the gradient noise scale cannot be measured in this config's step, or None."""
     if mode_of(config["strategy"], config["parallelism"]) != "synchronous":
         return "it is read around the all-reduce of synchronous data parallelism"
-    if replicas_of(config["strategy"], config["nodes"], config["devices_per_node"]) < 2:
-        return "it compares each replica's gradient with the all-reduced one: it needs 2 or more replicas"
+    if replicas_of(config["strategy"], config["nodes"], config["devices_per_node"]) < 2 and config["batch_size"] % 2:
+        return "one replica's estimate compares the gradients of its batch's two halves: give an even batch_size"
     return None
 
 

@@ -1,13 +1,15 @@
 """Benchmark: what measuring the gradient noise scale in the step costs (issue 18: at most 1 %).
 
-In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices): tfscale's training
-step with the noise probe (tfscale.worker.noise) and the plain one (tfscale.worker.loop.build_train_step), built on
+In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices, and on 1 where the
+estimate splits the step's batch in two halves): tfscale's training step with the noise probe
+(tfscale.worker.noise) and the plain one (tfscale.worker.loop.build_train_step), built on
 one model and one input stream, timed in alternating windows (A B A B ...: whatever the machine does falls on both)
 after a warm-up; prints each one's median step, the overhead (probed / plain - 1) with a bootstrap 95 % CI, and the
 noise scale the probed windows measured. Separate processes per setting were tried first: their spread between
 processes (+-30 % per round for the mlp here) hides a 1 % effect.
 
     python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
+        [--replicas 2,1]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from tfscale.worker.noise import (  # noqa: E402
     NoiseAccumulator,
     NoiseProbe,
     build_probed_train_step,
+    make_halves_replica_step,
     make_probed_replica_step,
 )
 from tfscale.worker.teacher import teacher_stream  # noqa: E402
@@ -49,8 +52,12 @@ def measure(strategy, model: str, windows: int, window_steps: int) -> dict:
     replicas = strategy.num_replicas_in_sync
     gradients = make_gradients(workload, BATCH * replicas, jit=False)
     plain_replica = make_replica_step(gradients, optimizer, variables)
-    probed_replica = make_probed_replica_step(gradients, optimizer, variables, NoiseProbe(optimizer))
-    noise = NoiseAccumulator(replicas, BATCH * replicas)
+    if replicas == 1:
+        probed_replica = make_halves_replica_step(gradients, optimizer, variables)
+        noise = NoiseAccumulator(2, BATCH)
+    else:
+        probed_replica = make_probed_replica_step(gradients, optimizer, variables, NoiseProbe(optimizer))
+        noise = NoiseAccumulator(replicas, BATCH * replicas)
     iterator = iter(strategy.distribute_datasets_from_function(lambda c: teacher_stream(workload, BATCH, 0, c)))
     steps = {
         "plain": build_train_step(strategy, plain_replica, iterator),
@@ -87,16 +94,19 @@ def main() -> int:
     parser.add_argument("--windows", type=int, default=60, help="timing windows of each step")
     parser.add_argument("--window-steps", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn,transformer")
+    parser.add_argument("--replicas", default="2,1", help="1: the estimate from the step's two half batches")
     args = parser.parse_args()
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    print(f"{'model (tiny)':<14} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI            noise scale")
-    for model in args.models.split(","):
-        r = measure(strategy, model, args.windows, args.window_steps)
-        overhead = r["probed"] / r["plain"] - 1
-        print(
-            f"{model:<14} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} {fmt.change(overhead):>10}  "
-            f"{fmt.change(r['low'])} to {fmt.change(r['high'])}    {r['noise']:,.0f}"
-        )
+    header = f"{'model (tiny)':<14} {'replicas':>8} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI"
+    print(f"{header}            noise scale")
+    for replicas in [int(r) for r in args.replicas.split(",")]:
+        strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
+        for model in args.models.split(","):
+            r = measure(strategy, model, args.windows, args.window_steps)
+            overhead = r["probed"] / r["plain"] - 1
+            print(
+                f"{model:<14} {replicas:>8} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} "
+                f"{fmt.change(overhead):>10}  {fmt.change(r['low'])} to {fmt.change(r['high'])}    {r['noise']:,.0f}"
+            )
     return 0
 
 

@@ -43,6 +43,7 @@ include:
   - {model: mlp, strategy: mirrored, devices_per_node: 2}
   - {model: mlp, strategy: multi_worker_mirrored, nodes: 2}
   - {model: mlp, strategy: mirrored, devices_per_node: 2, task: random}
+  - {model: mlp, strategy: central_storage, grad_noise: true}
   - {model: transformer, strategy: mirrored, devices_per_node: 2}
 """
 
@@ -69,6 +70,9 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
         assert row[m.GOODPUT] == pytest.approx(row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STATISTICAL_EFFICIENCY])
         assert row[m.GOODPUT_CI95_LOW] <= row[m.GOODPUT] <= row[m.GOODPUT_CI95_HIGH]
         assert "McCandlish" in row[m.GRAD_NOISE_METHOD]
+    halves = teacher.loc["central_storage"]  # one replica: its batch's two halves (16 and 32 vs 32 and 64)
+    assert "two half batches" in halves[m.GRAD_NOISE_METHOD]
+    assert 1 / 3 < halves[m.GRAD_NOISE_SCALE] / teacher.loc["mirrored", m.GRAD_NOISE_SCALE] < 3  # the same quantity
     single = teacher.loc["one_device"]
     assert pd.isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
     random = frame[frame[m.TASK] == "random"].iloc[0]

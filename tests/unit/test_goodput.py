@@ -122,9 +122,11 @@ def test_grad_noise_is_on_for_teacher_configs_that_can_measure_it():
     assert [s.grad_noise for s in specs] == [False, True, False, False]
     [random] = plan_of("name: p\ninclude: [{strategy: mirrored, devices_per_node: 2}]\n")
     assert random.task == "random" and random.config_id == "e0debba25ed7"  # ids from before the task axis
+    [halves] = plan_of("name: p\ninclude: [{strategy: one_device, grad_noise: true, task: teacher}]\n")
+    assert halves.grad_noise  # one replica: asked for, read from its batch's two halves
     with pytest.raises(SuiteError) as info:
-        plan_of("name: p\ninclude: [{strategy: one_device, grad_noise: true}]\n")
-    assert "needs 2 or more replicas" in str(info.value)
+        plan_of("name: p\ninclude: [{strategy: one_device, grad_noise: true, batch_size: 33}]\n")
+    assert "two halves: give an even batch_size" in str(info.value)
     with pytest.raises(SuiteError) as info:
         plan_of("name: p\ninclude: [{model: mlp, parallelism: pipeline, devices_per_node: 2, task: teacher}]\n")
     assert "task: teacher needs data parallelism" in str(info.value)

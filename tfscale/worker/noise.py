@@ -7,6 +7,11 @@ two local reductions over the gradients. No communication is added: the step sum
 process's replicas on its host and adds them to an accumulator there, which the loop reads after each timing window,
 outside the timed span. A MultiWorkerMirrored rank's estimate uses its own replicas' norms (an unbiased estimate all
 the same: any subset of the replicas is a sample of small batches).
+
+With one replica there is no all-reduce to read around: `make_halves_replica_step` takes the gradients of the
+step's two half batches apart and applies their sum (the batch's gradient), what two replicas would give. It costs
+two half-size backward passes instead of one (and BatchNorm sees half batches), so it runs only where asked
+(`grad_noise: true`).
 """
 
 from __future__ import annotations
@@ -66,9 +71,37 @@ def make_probed_replica_step(gradients: Callable, optimizer, variables, probe: N
     return replica_step
 
 
+def _add(a, b):
+    """The sum of two gradients of one variable (IndexedSlices stay sparse: their rows are concatenated)."""
+    if a is None or b is None:
+        return b if a is None else a
+    if isinstance(a, tf.IndexedSlices) and isinstance(b, tf.IndexedSlices):
+        return tf.IndexedSlices(tf.concat([a.values, b.values], 0), tf.concat([a.indices, b.indices], 0), a.dense_shape)
+    return tf.convert_to_tensor(a) + tf.convert_to_tensor(b)
+
+
+def make_halves_replica_step(gradients: Callable, optimizer, variables) -> Callable:
+    """`replica_step(x, y) -> (loss, [mean of the halves' squared norms, the sum's squared norm])` for one replica:
+    each half's gradients of the loss averaged over the global batch (so the two add up to the batch's), their sum
+    applied. The norms are what two replicas' probe gives: count it as NoiseAccumulator(2, global_batch)."""
+
+    def replica_step(x, y):
+        first = tf.nest.map_structure(lambda t: t[: tf.shape(t)[0] // 2], (x, y))
+        second = tf.nest.map_structure(lambda t: t[tf.shape(t)[0] // 2 :], (x, y))
+        loss_a, grads_a = gradients(*first)
+        loss_b, grads_b = gradients(*second)
+        grads = [_add(a, b) for a, b in zip(grads_a, grads_b, strict=True)]
+        optimizer.apply_gradients(zip(grads, variables, strict=True))
+        own = (_squared_norm(grads_a) + _squared_norm(grads_b)) / 2
+        return loss_a + loss_b, tf.stack([own, _squared_norm(grads)])
+
+    return replica_step
+
+
 class NoiseAccumulator:
     """Running sums on the host: [sum of the replicas' own squared norms, sum of the summed gradient's squared norm,
-    replica-steps, steps]; `windows` holds each timing window's estimates (|G|^2 sum, tr(Sigma) sum, steps)."""
+    replica-steps, steps]; `windows` holds each timing window's estimates (|G|^2 sum, tr(Sigma) sum, steps).
+    `replicas` is the number of equal parts the global batch's gradient is the sum of (2 for one replica's halves)."""
 
     def __init__(self, replicas: int, global_batch: int):
         self.replicas, self.big = replicas, global_batch

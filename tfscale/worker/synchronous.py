@@ -100,16 +100,22 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     replica_step = make_replica_step(gradients, built.optimizer, variables)
     noise = None
     if spec.grad_noise:
-        from tfscale.worker.noise import NoiseAccumulator, NoiseProbe, build_probed_train_step, make_probed_replica_step
+        from tfscale.worker import noise as probe
 
-        noise = NoiseAccumulator(replicas, global_batch)
-        probed = make_probed_replica_step(gradients, built.optimizer, variables, NoiseProbe(built.optimizer))
+        if replicas == 1:  # no all-reduce to read around: the step's two halves stand for two replicas
+            noise = probe.NoiseAccumulator(2, global_batch)
+            probed = probe.make_halves_replica_step(gradients, built.optimizer, variables)
+        else:
+            noise = probe.NoiseAccumulator(replicas, global_batch)
+            probed = probe.make_probed_replica_step(
+                gradients, built.optimizer, variables, probe.NoiseProbe(built.optimizer)
+            )
 
     def make_step(batches) -> Callable[[], Any]:
         """The timed step on an iterator (the in-memory input measurement builds a second one the same way)."""
         if noise is None:
             return build_train_step(built.strategy, replica_step, batches)
-        return build_probed_train_step(built.strategy, probed, batches, noise)
+        return probe.build_probed_train_step(built.strategy, probed, batches, noise)
 
     implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
     implementation |= {m.DATA_SOURCE: SOURCE_SYNTHETIC} if files is None else files.columns
@@ -117,7 +123,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     def columns(loop) -> dict[str, Any]:
         found = dict(implementation)
         if noise is not None:
-            found |= noise_columns(noise)
+            found |= noise_columns(noise, halves=replicas == 1)
         if files is not None and files.measured:
             found |= input_figures(built, files, make_step, sync, loop)
         if not spec.comm_breakdown or replicas < 2:
@@ -192,20 +198,32 @@ def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
 
 NOISE_METHOD = (
     "gradient noise scale B_simple = tr(Sigma) / |G|^2, each the sum over the timed steps of McCandlish et al.'s "
-    "unbiased two-batch estimates from every replica's squared gradient norm before the optimizer's all-reduce "
-    "(batch {small}) and the all-reduced one's (batch {big}); 95 % CI: bootstrap over {windows} timing windows"
+    "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}); "
+    "95 % CI: bootstrap over {windows} timing windows"
 )
+NOISE_SMALL = {
+    "replicas": ("every replica's squared gradient norm before the optimizer's all-reduce", "the all-reduced one's"),
+    "halves": ("the squared gradient norms of the step's two half batches", "their sum's"),
+}
 
 
-def noise_columns(noise) -> dict[str, Any]:
-    """The record's noise-scale columns from the accumulator's per-window sums (tfscale.goodput)."""
+def noise_columns(noise, halves: bool) -> dict[str, Any]:
+    """The record's noise-scale columns from the accumulator's per-window sums (tfscale.goodput); `halves`: read
+    from one replica's two half batches, else around the all-reduce of the replicas."""
     from tfscale.goodput import NoiseScale
 
+    small_batches, big_batch = NOISE_SMALL["halves" if halves else "replicas"]
     windows = noise.windows
     scale = NoiseScale.of([w[0] for w in windows], [w[1] for w in windows])
     return {
         m.GRAD_NOISE_SCALE: scale.value,
         m.GRAD_NOISE_SCALE_CI95_LOW: scale.low,
         m.GRAD_NOISE_SCALE_CI95_HIGH: scale.high,
-        m.GRAD_NOISE_METHOD: NOISE_METHOD.format(small=noise.small, big=noise.big, windows=scale.windows),
+        m.GRAD_NOISE_METHOD: NOISE_METHOD.format(
+            small_batches=small_batches,
+            big_batch=big_batch,
+            small=noise.small,
+            big=noise.big,
+            windows=scale.windows,
+        ),
     }
