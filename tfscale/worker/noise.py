@@ -85,9 +85,12 @@ def make_halves_replica_step(gradients: Callable, optimizer, variables) -> Calla
     each half's gradients of the loss averaged over the global batch (so the two add up to the batch's), their sum
     applied. The norms are what two replicas' probe gives: count it as NoiseAccumulator(2, global_batch)."""
 
+    def half(t):  # the static batch size where known: halves of static shape (XLA compiles the gradients once)
+        return (t.shape[0] if t.shape[0] is not None else tf.shape(t)[0]) // 2
+
     def replica_step(x, y):
-        first = tf.nest.map_structure(lambda t: t[: tf.shape(t)[0] // 2], (x, y))
-        second = tf.nest.map_structure(lambda t: t[tf.shape(t)[0] // 2 :], (x, y))
+        first = tf.nest.map_structure(lambda t: t[: half(t)], (x, y))
+        second = tf.nest.map_structure(lambda t: t[half(t) :], (x, y))
         loss_a, grads_a = gradients(*first)
         loss_b, grads_b = gradients(*second)
         grads = [_add(a, b) for a, b in zip(grads_a, grads_b, strict=True)]
