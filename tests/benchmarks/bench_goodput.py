@@ -1,12 +1,13 @@
 """Benchmark: what measuring the gradient noise scale in the step costs (issue 18: at most 1 %).
 
 In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices, and on 1 where the
-estimate splits the step's batch in two halves): tfscale's training step with the noise probe
-(tfscale.worker.noise) and the plain one (tfscale.worker.loop.build_train_step), built on
-one model and one input stream, timed in alternating windows (A B A B ...: whatever the machine does falls on both)
-after a warm-up; prints each one's median step, the overhead (probed / plain - 1) with a bootstrap 95 % CI, and the
-noise scale the probed windows measured. Separate processes per setting were tried first: their spread between
-processes (+-30 % per round for the mlp here) hides a 1 % effect.
+estimate splits the step's batch in two halves): tfscale's training step with the noise probe (tfscale.worker.noise) and
+the plain one (tfscale.worker.loop.build_train_step), built on one model and one input stream, timed in alternating
+windows (A B A B ...: whatever the machine does falls on both) after a warm-up; prints each one's median step, the
+overhead with a bootstrap 95 % CI: the median of the ratios of each probed window to the plain window beside it, minus 1
+(pairs cancel the machine's drift, which a ratio of the two medians keeps in its CI), and the noise scale the probed
+windows measured. Separate processes per setting were tried first: their spread between processes (+-30 % per round for
+the mlp here) hides a 1 % effect.
 
     python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
         [--replicas 2,1]
@@ -27,7 +28,7 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import keras  # noqa: E402
 
 from tfscale import formatting as fmt  # noqa: E402
-from tfscale.uncertainty import ratio_of_medians  # noqa: E402
+from tfscale.uncertainty import of_median  # noqa: E402
 from tfscale.worker.loop import build_train_step, make_gradients, make_replica_step  # noqa: E402
 from tfscale.worker.models import ZOO  # noqa: E402
 from tfscale.worker.noise import (  # noqa: E402
@@ -77,12 +78,14 @@ def measure(strategy, model: str, windows: int, window_steps: int) -> dict:
             samples[name].append((time.perf_counter() - start) / window_steps)
             if name == "probed":
                 noise.after_window()
-    ratio = ratio_of_medians(samples["probed"], samples["plain"])
+    pairs = [probed / plain for probed, plain in zip(samples["probed"], samples["plain"], strict=True)]
+    ratio = of_median(pairs)
     grad_sq = sum(w[0] for w in noise.windows)
     trace = sum(w[1] for w in noise.windows)
     return {
         "plain": statistics.median(samples["plain"]),
         "probed": statistics.median(samples["probed"]),
+        "overhead": statistics.median(pairs) - 1,
         "low": ratio.low - 1,
         "high": ratio.high - 1,
         "noise": trace / grad_sq,
@@ -102,10 +105,10 @@ def main() -> int:
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
         for model in args.models.split(","):
             r = measure(strategy, model, args.windows, args.window_steps)
-            overhead = r["probed"] / r["plain"] - 1
             print(
                 f"{model:<14} {replicas:>8} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} "
-                f"{fmt.change(overhead):>10}  {fmt.change(r['low'])} to {fmt.change(r['high'])}    {r['noise']:,.0f}"
+                f"{fmt.change(r['overhead']):>10}  {fmt.change(r['low'])} to {fmt.change(r['high'])}    "
+                f"{r['noise']:,.0f}"
             )
     return 0
 

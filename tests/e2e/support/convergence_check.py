@@ -2,23 +2,25 @@
 to a target loss at two global batch sizes, against McCandlish et al.'s S = S_min (1 + B_noise / B).
 
 Both batch sizes train under MirroredStrategy on 2 logical CPU devices with tfscale's own probed step
-(tfscale.worker.noise), SGD with momentum 0.9 (tfscale's default optimizer), each at the best learning rate of a grid
-in steps of sqrt(2) that is widened until its best rate is inside it (the relation assumes a tuned learning rate per
-batch size). A run's step count is the first step (the small batch: the first multiple of `--every` steps) at which
-the loss on a fixed held-out set of `--eval` fresh examples of the same teacher is <= `--target`. (The training
-batches' own losses are no measure of progress at a small batch: the mean of 10 batches of 32 fluctuates by more
-than the gap to the target, so a small batch "reaches" it early by luck; a first version of this check did so and
-measured ratios of 4.6 to 5.3 where this one finds 11.7 to 12.9.) The default target, 1.0, lies where the loss
-still falls steeply; near 0.8 a batch of 32 is close to the loss its gradient noise lets it reach, and steps to the
-target count that floor too.
+(tfscale.worker.noise), with plain SGD (McCandlish et al.'s setting; `--momentum 0.9` gives tfscale's default
+optimizer), each at the best learning rate of a grid in steps of sqrt(2) that is widened until its best rate is
+inside it (the relation assumes a tuned learning rate per batch size). A run's step count is the first step (the
+small batch: the first multiple of `--every` steps) at which the loss on a fixed held-out set of `--eval` fresh
+examples of the same teacher is <= `--target`. (The training batches' own losses are no measure of progress at a
+small batch: the mean of 10 batches of 32 fluctuates by more than the gap to the target, so a small batch "reaches"
+it early by luck; a first version of this check did so and measured ratios of 4.6 to 5.3 where this one finds 11.7
+to 12.9 with momentum.) The default target, 1.0, lies where the loss still falls steeply; near 0.8 a batch of 32 is
+close to the loss its gradient noise lets it reach, and steps to the target count that floor too.
 
 Each seed gives the model its initialisation and its stream of training inputs (the teacher is the same). B_noise is
 tfscale's in-step estimate over each large-batch run at its best rate (ratio of the sums of the estimates over its
 steps), pooled over the seeds. The predicted ratio of steps, S_small / S_large = (1 + B_noise/B_small) /
 (1 + B_noise/B_large), is compared with the measured one (ratio of the mean step counts); the B_noise that the
-measured ratio implies is printed too. Prints one JSON line; about 5 minutes on 2 cores.
+measured ratio implies is printed too. Prints one JSON line; 5 to 8 minutes on 2 cores. docs/goodput.md has the
+figures seen.
 
     python tests/e2e/support/convergence_check.py [--small 32] [--large 512] [--target 1.0] [--seeds 0,1,2]
+        [--momentum 0.9]
 """
 
 import argparse
@@ -60,7 +62,7 @@ def run(strategy, global_batch: int, lr: float, seed: int, args) -> tuple:
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         workload = mlp("tiny")
-        optimizer = keras.optimizers.SGD(lr, momentum=0.9)
+        optimizer = keras.optimizers.SGD(lr, momentum=args.momentum)
         optimizer.build(workload.model.trainable_variables)
     variables = workload.model.trainable_variables
     replicas = strategy.num_replicas_in_sync
@@ -141,9 +143,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--eval", type=int, default=4096)
     parser.add_argument("--limit", type=int, default=6000)
-    parser.add_argument("--lr-small", type=float, default=0.01, help="centre of the small batch's first grid")
-    parser.add_argument("--lr-large", type=float, default=0.1, help="centre of the large batch's first grid")
+    parser.add_argument("--momentum", type=float, default=0.0)
+    parser.add_argument("--lr-small", type=float, help="centre of the small batch's first grid (default 0.1 x (1 - m))")
+    parser.add_argument("--lr-large", type=float, help="centre of the large batch's first grid (default 0.8 x (1 - m))")
     args = parser.parse_args()
+    args.lr_small = args.lr_small or 0.1 * (1 - args.momentum)  # the same step per gradient whatever the momentum
+    args.lr_large = args.lr_large or 0.8 * (1 - args.momentum)
     seeds = [int(s) for s in args.seeds.split(",")]
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     small = [tuned(strategy, args.small, args.lr_small, s, args) for s in seeds]
@@ -156,6 +161,7 @@ def main() -> None:
         json.dumps(
             {
                 "target": args.target,
+                "momentum": args.momentum,
                 "small": small,
                 "large": large,
                 "noise_scale": noise,
