@@ -10,7 +10,7 @@ windows measured. Separate processes per setting were tried first: their spread 
 the mlp here) hides a 1 % effect.
 
     python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
-        [--replicas 2,1]
+        [--replicas 2,1] [--size tiny]
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from tfscale.worker.teacher import teacher_stream  # noqa: E402
 BATCH = 32  # per replica
 
 
-def measure(strategy, model: str, windows: int, window_steps: int) -> dict:
+def measure(strategy, model: str, windows: int, window_steps: int, size: str = "tiny") -> dict:
     keras.utils.set_random_seed(0)
     with strategy.scope():
-        workload = ZOO[model]("tiny")
+        workload = ZOO[model](size)
         optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
         optimizer.build(workload.model.trainable_variables)
     variables = workload.model.trainable_variables
@@ -98,13 +98,14 @@ def main() -> int:
     parser.add_argument("--window-steps", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument("--replicas", default="2,1", help="1: the estimate from the step's two half batches")
+    parser.add_argument("--size", default="tiny", help="model size: the probe's cost is per variable, not per example")
     args = parser.parse_args()
-    header = f"{'model (tiny)':<14} {'replicas':>8} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI"
+    header = f"{'model (' + args.size + ')':<14} {'replicas':>8} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI"
     print(f"{header}            noise scale")
     for replicas in [int(r) for r in args.replicas.split(",")]:
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
         for model in args.models.split(","):
-            r = measure(strategy, model, args.windows, args.window_steps)
+            r = measure(strategy, model, args.windows, args.window_steps, args.size)
             print(
                 f"{model:<14} {replicas:>8} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} "
                 f"{fmt.change(r['overhead']):>10}  {fmt.change(r['low'])} to {fmt.change(r['high'])}    "
