@@ -5,6 +5,8 @@ import json
 import socket
 import sys
 
+import pytest
+
 from tfscale.contract import cluster_tasks, tf_config
 from tfscale.launch.base import Job
 from tfscale.launch.local import LocalLauncher, cluster_spec, pick_ports
@@ -88,3 +90,27 @@ def test_the_watchdog_stops_a_job_past_its_timeout(tmp_path):
     outcome = LocalLauncher().run(job)
     assert (outcome.stopped, outcome.stopped_how, outcome.ok) == ("timeout", "process tree killed", False)
     assert outcome.duration_s < 20
+
+
+FAIL_ONCE = """
+import json, os, pathlib, sys
+task = json.loads(os.environ["TF_CONFIG"])["task"]
+seen = pathlib.Path(sys.argv[1]).parent / "attempted-{type}-{index}".format(**task)
+if not seen.exists():
+    seen.touch()
+    print(os.environ["MARKER"], flush=True)
+    sys.exit(1)
+json.dump({"ok": True, "measurements": {}}, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.parametrize("marker", ["Address already in use", "Unable to parse request", "something else"])
+def test_a_cluster_is_relaunched_on_fresh_ports_after_a_transient_failure_only(tmp_path, monkeypatch, marker):
+    job = job_of(tmp_path, "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n", FAIL_ONCE)
+    monkeypatch.setenv("MARKER", marker)
+    outcome = LocalLauncher().run(job)
+    if marker == "something else":
+        assert (outcome.ok, outcome.returncode, outcome.columns["port_retries"]) == (False, 1, 0)
+    else:
+        assert outcome.ok and outcome.columns["port_retries"] == 1
+        assert f"{marker}\n--- tfscale: attempt 2" in outcome.log_path.read_text()
