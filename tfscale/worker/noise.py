@@ -24,7 +24,7 @@ from tfscale.goodput import step_estimates
 
 
 def _squared_norm(gradients) -> tf.Tensor:
-    total = []
+    halves = []  # l2_loss = sum(x^2) / 2 per variable, doubled once at the end
     for g in gradients:
         if g is None:
             continue
@@ -32,10 +32,10 @@ def _squared_norm(gradients) -> tf.Tensor:
         if isinstance(g, tf.IndexedSlices):  # rows of repeated indices add up before squaring (embeddings)
             rows, positions = tf.unique(g.indices)
             values = tf.math.unsorted_segment_sum(g.values, positions, tf.shape(rows)[0])
-        # l2_loss = sum(x^2) / 2 in one kernel: square then reduce_sum writes and reads a gradient-sized temporary
-        # (bench_goodput, mlp/small: +9 % step time that way, +2 % this way)
-        total.append(2.0 * tf.nn.l2_loss(tf.cast(values, tf.float32)))
-    return tf.add_n(total) if total else tf.constant(0.0)
+        # One kernel: square then reduce_sum writes and reads a gradient-sized temporary (bench_goodput, mlp/small:
+        # +9 % step time that way, +2 % this way)
+        halves.append(tf.nn.l2_loss(tf.cast(values, tf.float32)))
+    return 2.0 * tf.add_n(halves) if halves else tf.constant(0.0)
 
 
 class NoiseProbe:
@@ -62,13 +62,13 @@ class NoiseProbe:
 
 
 def make_probed_replica_step(gradients: Callable, optimizer, variables, probe: NoiseProbe) -> Callable:
-    """`replica_step(x, y) -> (loss, [local squared norm, global squared norm])`."""
+    """`replica_step(x, y) -> (loss, (local squared norm, global squared norm))`. The global one is the same on every
+    replica: the step reads the first local replica's, and TF prunes the other replicas' (no output uses them)."""
 
     def replica_step(x, y):
         loss, grads = gradients(x, y)
         optimizer.apply_gradients(zip(grads, variables, strict=True))
-        local, summed = probe.take()
-        return loss, tf.stack([local, summed])
+        return loss, probe.take()
 
     return replica_step
 
@@ -83,7 +83,7 @@ def _add(a, b):
 
 
 def make_halves_replica_step(gradients: Callable, optimizer, variables) -> Callable:
-    """`replica_step(x, y) -> (loss, [mean of the halves' squared norms, the sum's squared norm])` for one replica:
+    """`replica_step(x, y) -> (loss, (mean of the halves' squared norms, the sum's squared norm))` for one replica:
     each half's gradients of the loss averaged over the global batch (so the two add up to the batch's), their sum
     applied. The norms are what two replicas' probe gives: count it as NoiseAccumulator(2, global_batch)."""
 
@@ -98,7 +98,7 @@ def make_halves_replica_step(gradients: Callable, optimizer, variables) -> Calla
         grads = [_add(a, b) for a, b in zip(grads_a, grads_b, strict=True)]
         optimizer.apply_gradients(zip(grads, variables, strict=True))
         own = (_squared_norm(grads_a) + _squared_norm(grads_b)) / 2
-        return loss_a + loss_b, tf.stack([own, _squared_norm(grads)])
+        return loss_a + loss_b, (own, _squared_norm(grads))
 
     return replica_step
 
@@ -116,13 +116,12 @@ class NoiseAccumulator:
         self.last = None
         self.windows: list[tuple[float, float, int]] = []
 
-    def add(self, local_norms: list[tf.Tensor]) -> tf.Operation:
-        """Inside the step: local_norms = this process's replicas' [own, summed] squared norms of the gradients of
-        the loss averaged over the GLOBAL batch."""
-        own = tf.add_n([tf.cast(n[0], tf.float64) for n in local_norms])
-        summed = tf.cast(local_norms[0][1], tf.float64)  # the same on every replica after the all-reduce
-        counts = tf.constant([float(len(local_norms)), 1.0], tf.float64)
-        return self.sums.assign_add(tf.concat([tf.stack([own, summed]), counts], axis=0))
+    def add(self, own: list[tf.Tensor], summed: tf.Tensor) -> tf.Operation:
+        """Inside the step: `own` = this process's replicas' squared norms of their gradients, `summed` = that of
+        the all-reduced gradient (one replica's: the same on all), of the loss averaged over the GLOBAL batch."""
+        counts = tf.constant([float(len(own)), 1.0], tf.float64)
+        norms = tf.cast(tf.stack([tf.add_n(own), summed]), tf.float64)
+        return self.sums.assign_add(tf.concat([norms, counts], axis=0))
 
     def start(self) -> None:
         self.last = self.sums.numpy()
@@ -148,8 +147,9 @@ def build_probed_train_step(strategy, replica_step: Callable, iterator, accumula
     @tf.function
     def train_step():
         x, y = next(iterator)
-        losses, norms = strategy.run(replica_step, args=(x, y))
-        with tf.control_dependencies([accumulator.add(strategy.experimental_local_results(norms))]):
+        losses, (own, summed) = strategy.run(replica_step, args=(x, y))
+        local = strategy.experimental_local_results
+        with tf.control_dependencies([accumulator.add(list(local(own)), local(summed)[0])]):
             return tf.identity(strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None))
 
     return train_step
