@@ -108,7 +108,7 @@ GOODPUT_METHOD = (
     "replicas (McCandlish et al. 2018: each replica's gradient before the all-reduce and the all-reduced one are two "
     "batch sizes; with grad_noise: true one replica uses its batch's two halves; grad_noise_method says more), during "
     "the first seconds of training on the teacher task. On the mlp it predicted the ratio of steps to a target loss "
-    "at batches 32 and 512 20-32 % low (docs/goodput.md): read statistical_efficiency as conservative. "
+    "at batches 32 and 512 18-34 % low (docs/goodput.md): read statistical_efficiency as conservative. "
     "statistical_efficiency = (B_noise + B0) / (B_noise + B) with B the config's global batch and B0 its baseline's "
     "(Pollux, OSDI 2021), B_noise the config's own estimate or else the median of its workload's; goodput = "
     "throughput x statistical_efficiency; goodput_scaling_efficiency = goodput / (N x the baseline's throughput). "

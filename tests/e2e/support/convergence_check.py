@@ -8,16 +8,18 @@ inside it (the relation assumes a tuned learning rate per batch size). A run's s
 small batch: the first multiple of `--every` steps) at which the loss on a fixed held-out set of `--eval` fresh
 examples of the same teacher is <= `--target`. (The training batches' own losses are no measure of progress at a
 small batch: the mean of 10 batches of 32 fluctuates by more than the gap to the target, so a small batch "reaches"
-it early by luck; a first version of this check did so and measured ratios of 4.6 to 5.3 where this one finds 11.7
-to 12.9 with momentum.) The default target, 1.0, lies where the loss still falls steeply; near 0.8 a batch of 32 is
+it early by luck; a first version of this check did so and measured ratios of 4.6 to 5.3 where this one finds 11.9
+to 14.1 with momentum.) The default target, 1.0, lies where the loss still falls steeply; near 0.8 a batch of 32 is
 close to the loss its gradient noise lets it reach, and steps to the target count that floor too.
 
 Each seed gives the model its initialisation and its stream of training inputs (the teacher is the same). B_noise is
-tfscale's in-step estimate over each large-batch run at its best rate (ratio of the sums of the estimates over its
-steps), pooled over the seeds. The predicted ratio of steps, S_small / S_large = (1 + B_noise/B_small) /
-(1 + B_noise/B_large), is compared with the measured one (ratio of the mean step counts); the B_noise that the
-measured ratio implies is printed too. Prints one JSON line; 5 to 8 minutes on 2 cores. docs/goodput.md has the
-figures seen.
+tfscale's in-step estimate along the large-batch runs at their best rates, averaged as the relation counts it (per
+window of `--window` steps, pooled over the seeds: a step at batch B with noise scale B_t makes the progress of
+1 / (1 + B_t/B) steps of an infinite batch; `along_the_way`). The predicted ratio of steps, S_small / S_large =
+(1 + B_noise/B_small) / (1 + B_noise/B_large), is compared with the measured one (ratio of the mean step counts).
+Printed beside it: the prediction from the same average along the small-batch runs, from the plain ratio of the
+sums over the large-batch runs (`_pooled`), and the B_noise that the measured ratio implies. Prints one JSON line;
+4 to 8 minutes on 2 cores. docs/goodput.md has the figures seen.
 
     python tests/e2e/support/convergence_check.py [--small 32] [--large 512] [--target 1.0] [--seeds 0,1,2]
         [--momentum 0.9]
@@ -58,7 +60,8 @@ def held_out_loss(workload, examples: int):
 
 
 def run(strategy, global_batch: int, lr: float, seed: int, args) -> tuple:
-    """(steps until the held-out loss is <= target, or None; |G|^2 sum; tr(Sigma) sum) of one training run."""
+    """(steps until the held-out loss is <= target, or None; the noise windows: (|G|^2 sum, tr(Sigma) sum, steps) per
+    `--window` steps) of one training run."""
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         workload = mlp("tiny")
@@ -81,6 +84,8 @@ def run(strategy, global_batch: int, lr: float, seed: int, args) -> tuple:
     reached = None
     for n in range(1, args.limit + 1):
         loss = step()
+        if n % args.window == 0:
+            noise.after_window()
         if n % every == 0:
             if not np.isfinite(float(loss)):
                 break
@@ -88,8 +93,7 @@ def run(strategy, global_batch: int, lr: float, seed: int, args) -> tuple:
                 reached = n
                 break
     noise.after_window()
-    grad_sq, trace, _ = noise.windows[0]
-    return reached, grad_sq, trace
+    return reached, noise.windows
 
 
 def tuned(strategy, global_batch: int, first_lr: float, seed: int, args) -> dict:
@@ -116,7 +120,8 @@ def tuned(strategy, global_batch: int, first_lr: float, seed: int, args) -> dict
             at(best + 1)
         else:
             break
-    steps_best, grad_sq, trace = runs[best]
+    steps_best, windows = runs[best]
+    grad_sq, trace = sum(w[0] for w in windows), sum(w[1] for w in windows)
     return {
         "seed": seed,
         "lr": first_lr * RATE_STEP**best,
@@ -124,8 +129,25 @@ def tuned(strategy, global_batch: int, first_lr: float, seed: int, args) -> dict
         "grad_sq_sum": grad_sq,
         "trace_sum": trace,
         "noise_scale": trace / grad_sq,
+        "windows": windows,
         "grid": {f"{first_lr * RATE_STEP**k:.4g}": runs[k][0] for k in sorted(runs)},
     }
+
+
+def along_the_way(runs: list[dict], batch: int) -> float:
+    """B_noise averaged over the runs' way as McCandlish et al.'s relation counts it: a step at batch B with noise
+    scale B_t makes the progress of 1 / (1 + B_t/B) steps at an infinite batch, so S_min = sum of those over the
+    steps, and S = S_min (1 + B/batch) gives B = batch (S / S_min - 1). B_t per window of `--window` steps, the runs'
+    windows pooled by position (a window whose |G|^2 estimate is <= 0 makes no progress)."""
+    positions = max(len(r["windows"]) for r in runs)
+    steps = s_min = 0.0
+    for k in range(positions):
+        at_k = [r["windows"][k] for r in runs if k < len(r["windows"])]
+        grad_sq, trace, n = (sum(w[i] for w in at_k) for i in range(3))
+        progress = 1 / (1 + trace / grad_sq / batch) if grad_sq > 0 else 0.0
+        steps += n
+        s_min += n * progress
+    return batch * (steps / s_min - 1)
 
 
 def implied_noise_scale(ratio: float, small: int, large: int) -> float | None:
@@ -141,6 +163,7 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=1.0)
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--every", type=int, default=5)
+    parser.add_argument("--window", type=int, default=10, help="steps per noise window")
     parser.add_argument("--eval", type=int, default=4096)
     parser.add_argument("--limit", type=int, default=6000)
     parser.add_argument("--momentum", type=float, default=0.0)
@@ -153,8 +176,10 @@ def main() -> None:
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     small = [tuned(strategy, args.small, args.lr_small, s, args) for s in seeds]
     large = [tuned(strategy, args.large, args.lr_large, s, args) for s in seeds]
-    noise = sum(r["trace_sum"] for r in large) / sum(r["grad_sq_sum"] for r in large)
+    pooled = sum(r["trace_sum"] for r in large) / sum(r["grad_sq_sum"] for r in large)
+    noise = along_the_way(large, args.large)
     predicted = (1 + noise / args.small) / (1 + noise / args.large)
+    small_way = along_the_way(small, args.small)
     measured = np.mean([r["steps"] for r in small]) / np.mean([r["steps"] for r in large])
     per_seed = [a["steps"] / b["steps"] for a, b in zip(small, large, strict=True)]
     print(
@@ -165,6 +190,10 @@ def main() -> None:
                 "small": small,
                 "large": large,
                 "noise_scale": noise,
+                "noise_scale_pooled": pooled,
+                "predicted_ratio_pooled": (1 + pooled / args.small) / (1 + pooled / args.large),
+                "noise_scale_small_runs": small_way,
+                "predicted_ratio_small_runs": (1 + small_way / args.small) / (1 + small_way / args.large),
                 "noise_scale_per_seed": [r["noise_scale"] for r in large],
                 "predicted_ratio": predicted,
                 "measured_ratio": measured,
