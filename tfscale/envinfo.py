@@ -167,6 +167,23 @@ def nvml_text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+# Environment variables that change what TensorFlow, XLA, oneDNN, OpenMP or NCCL do, recorded with each run: e.g.
+# TF_NUM_INTRAOP_THREADS=1 makes a CPU step steadier and can make it slower or faster (docs/report.md). TensorFlow's
+# are matched by their own prefixes, not by "TF_": Terraform's variables start so too (TF_VAR_* may hold secrets).
+# TF_CONFIG is left out: the launcher sets it per task.
+RUNTIME_PREFIXES = (
+    *("TF_CPP_", "TF_ENABLE_", "TF_DISABLE_", "TF_NUM_", "TF_XLA_", "TF_GPU_", "TF_FORCE_", "TF_CUDNN_"),
+    *("TF_DETERMINISTIC_", "TF_USE_", "TF_GRPC_", "TF_COLLECTIVE_", "TF_MKL_", "TF_ONEDNN_", "TF_DATA_"),
+    *("XLA_", "NCCL_", "CUDA_", "OMP_", "KMP_", "MKL_", "ONEDNN_", "DNNL_"),
+)
+
+
+def runtime_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default: this process's) that workers inherit and that tune the runtime."""
+    environ = os.environ if environ is None else environ
+    return {name: environ[name] for name in sorted(environ) if name.startswith(RUNTIME_PREFIXES)}
+
+
 def host_env() -> dict[str, Any]:
     memory = psutil.virtual_memory()
     return {
@@ -179,6 +196,7 @@ def host_env() -> dict[str, Any]:
         "cpu_physical_cores": psutil.cpu_count(logical=False),
         "memory_total_bytes": int(memory.total),
         "packages": _package_versions(),
+        "runtime_variables": runtime_variables(),
         "nvml": nvml_info(),
     }
 

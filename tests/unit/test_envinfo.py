@@ -1,6 +1,6 @@
 """The parent's view of this host's GPUs and CPUs (tfscale.envinfo): the pure parts, exact values."""
 
-from tfscale.envinfo import cpu_set_text, gpu_uuids, host_gpus
+from tfscale.envinfo import cpu_set_text, gpu_uuids, host_gpus, runtime_variables
 
 
 def test_cpu_sets_are_written_as_taskset_writes_them():
@@ -47,3 +47,23 @@ def test_cpu_peaks_are_measured_once_per_host_and_cached(tmp_path, monkeypatch):
     envinfo.cpu_peaks([1], ["float32"])
     assert calls[-1] == {"counts": [1], "dtypes": ["float32"]}  # a damaged cache is measured again
     assert json.loads((tmp_path / envinfo.PEAK_CACHE_FILE).read_text())  # and rewritten whole
+
+
+def test_runtime_variables_are_the_ones_that_tune_tensorflow_and_its_libraries():
+    environ = {
+        "TF_NUM_INTRAOP_THREADS": "1",
+        "OMP_NUM_THREADS": "2",
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "TF_CONFIG": '{"cluster": {}}',
+        "TF_VAR_password": "terraform's, not ours",
+        "TF_CLI_CONFIG_FILE": "/root/.terraformrc",
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "PATH": "/usr/bin",
+        "TFSCALE_CACHE_DIR": "/tmp/c",
+    }
+    assert runtime_variables(environ) == {
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "OMP_NUM_THREADS": "2",
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "TF_NUM_INTRAOP_THREADS": "1",
+    }
