@@ -1,13 +1,21 @@
 """Simulated hosts on real network namespaces and shaped links (needs root: skipped elsewhere, with the reason)."""
 
 import json
+import os
 import signal
 import time
 
 import pytest
 
 from tfscale.cli import cli
-from tfscale.netsim.network import list_links, list_namespaces, unavailable_reason
+from tfscale.netsim.network import (
+    IFACE_PREFIX,
+    NAMESPACE_PREFIX,
+    list_links,
+    list_namespaces,
+    token_of,
+    unavailable_reason,
+)
 
 from .support import tfscale, wait_for, workers_left
 
@@ -25,12 +33,17 @@ matrix:
 """
 
 
-def tfscale_names() -> set[str]:
-    return {n for n in list_namespaces() if n.startswith("tfscale-")} | {n for n in list_links() if n.startswith("tfs")}
+def own_names(run_id: str, pid: int) -> set[str]:
+    """The namespaces and links that run `run_id` of tfscale process `pid` made and left: their names carry both
+    (tfscale.netsim.network.Layout: owner "<run id>-p<pid>-c<count>"), so another suite's simulated networks on this
+    host (a second test session, the Slurm tests) do not count."""
+    owners = [f"{run_id}-p{pid}-c{count}" for count in range(1000)]
+    links = tuple(f"{IFACE_PREFIX}{token_of(owner)}" for owner in owners)
+    spaces = {n for n in list_namespaces() if n.startswith(f"{NAMESPACE_PREFIX}{run_id}-p{pid}-c")}
+    return spaces | {n for n in list_links() if n.startswith(links)}
 
 
 def test_shaped_link_slows_the_all_reduce_and_nothing_is_left(runner, tmp_path):
-    before = tfscale_names()
     (tmp_path / "netsim.yaml").write_text(SUITE)
     result = runner.invoke(
         cli,
@@ -64,15 +77,14 @@ def test_shaped_link_slows_the_all_reduce_and_nothing_is_left(runner, tmp_path):
     # 2 nodes: each sends 2(n-1)/n x grad_bytes per all-reduce: a shaped link bounds busbw by its rate
     assert shaped["busbw_bytes_per_s"] < 12.5e6
     assert "busbw / link" in (tmp_path / "reports" / "netsim.html").read_text()
-    assert tfscale_names() <= before
+    assert own_names("n", os.getpid()) == set()
     assert workers_left(tmp_path) == []
 
 
 def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
-    before = tfscale_names()
     (tmp_path / "netsim.yaml").write_text(SUITE.replace("steps: 3,", "steps: 300,").replace("null, ", ""))
     parent = tfscale("run", "netsim.yaml", "--run-id", "i", "--no-report", cwd=tmp_path)
-    wait_for(lambda: tfscale_names() - before, 60, "the simulated network")
+    wait_for(lambda: own_names("i", parent.pid), 60, "the simulated network")
     wait_for(
         lambda: list((tmp_path / "results" / "netsim" / "i" / "work").glob("*.worker-1.progress")),
         120,
@@ -82,12 +94,11 @@ def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
     parent.send_signal(signal.SIGINT)
     _, err = parent.communicate(timeout=60)
     assert parent.returncode == 130, err
-    assert tfscale_names() <= before
+    assert own_names("i", parent.pid) == set()
     assert workers_left(tmp_path) == []
 
 
 def test_kill_9_of_tfscale_on_simulated_hosts_leaves_no_worker_and_clean_net_removes_the_network(runner, tmp_path):
-    before = tfscale_names()
     (tmp_path / "netsim.yaml").write_text(SUITE.replace("steps: 3,", "steps: 300,").replace("null, ", ""))
     parent = tfscale("run", "netsim.yaml", "--run-id", "k", "--no-report", cwd=tmp_path)
     wait_for(
@@ -95,14 +106,14 @@ def test_kill_9_of_tfscale_on_simulated_hosts_leaves_no_worker_and_clean_net_rem
         120,
         "the cluster to form",
     )
-    left = tfscale_names() - before
+    left = own_names("k", parent.pid)
     assert left  # this run's namespaces, veths and bridge
     killed_at = time.monotonic()
     parent.kill()
     parent.communicate(timeout=10)
     wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers inside the namespaces to die with tfscale")
     print(f"workers gone {time.monotonic() - killed_at:.2f} s after SIGKILL of tfscale")
-    assert left <= tfscale_names()  # a namespace cannot die with its creator: the next start or clean-net
+    assert left <= own_names("k", parent.pid)  # a namespace cannot die with its creator: the next start or clean-net
     result = runner.invoke(cli, ["clean-net"])
     assert result.exit_code == 0, result.output
-    assert not (left & tfscale_names())
+    assert own_names("k", parent.pid) == set()

@@ -215,4 +215,4 @@ def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
     assert set(slurm_daemons()) <= set(before)  # every daemon the cluster started is gone
     assert workers_left(tmp_path) == []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert "slurmtest" not in namespaces
+    assert f"slurmtest-{os.getpid()}-" not in namespaces  # this session's (another may run its own beside it)
