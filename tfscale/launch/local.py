@@ -47,8 +47,8 @@ from tfscale.spec import RunSpec
 from tfscale.store import read_json
 
 # A cluster's failures that a fresh attempt on freshly picked ports cures: a picked port taken by another process
-# before TF bound it, and gRPC's "Unable to parse request", seen once (a ParameterServer worker, 1 in some 40 PS
-# configs) while another suite's clusters ran on loopback beside it, and not again in the reruns.
+# before TF bound it, and gRPC's "Unable to parse request", seen once (a ParameterServer worker of a fresh-clone
+# quickstart) while another suite's clusters ran on loopback beside it; its 3 reruns passed.
 PORT_CLASH_MARKERS = (
     "Could not start gRPC server",
     "Address already in use",
