@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tfscale import contract
@@ -49,7 +49,7 @@ from tfscale.store import read_json
 # A cluster's failures that a fresh attempt on freshly picked ports cures: a picked port taken by another process
 # before TF bound it, and gRPC's "Unable to parse request", seen once (a ParameterServer worker of a fresh-clone
 # quickstart) while another suite's clusters ran on loopback beside it; its 3 reruns passed.
-PORT_CLASH_MARKERS = (
+RELAUNCH_MARKERS = (
     "Could not start gRPC server",
     "Address already in use",
     "Failed to add port",
@@ -109,14 +109,13 @@ class Watch:
 
 @dataclass
 class Attempts:
-    """What running a job's tasks (with relaunches after port clashes) came to."""
+    """What running a job's tasks (with relaunches after transient cluster failures) came to."""
 
     runs: list[TaskRun]
     stopped: str | None  # STOPPED_* when the watchdog stopped the tasks
     duration_s: float
     attempts: int
     failed: TaskRun | None = None  # the first task that failed, when one did
-    port_clashes: list[str] = field(default_factory=list)  # task names that could not bind, per failed attempt
 
     def phases(self) -> dict[str, str]:
         """Last phase each task reported ("" when it reported none)."""
@@ -127,6 +126,12 @@ class Attempts:
             except OSError:
                 phases[run.task.name] = ""
         return phases
+
+
+def _transient(runs: list[TaskRun], offsets: dict[str, int]) -> bool:
+    """Whether a task logged one of RELAUNCH_MARKERS since `offsets` (each log's size when the attempt began)."""
+    logs = (_log_since(r.log_path, offsets[r.task.name]) for r in runs)
+    return any(marker in log for log in logs for marker in RELAUNCH_MARKERS)
 
 
 def _log_since(path: Path, offset: int) -> str:
@@ -219,7 +224,6 @@ def run_tasks(
     tasks = [run.task for run in runs]
     start = time.monotonic()
     deadline = start + watch.timeout_s
-    clashes: list[str] = []
     for attempt in range(1, max_attempts + 1):
         offsets = {r.task.name: r.log_path.stat().st_size if r.log_path.exists() else 0 for r in runs}
         addresses = cluster_spec(tasks, pick_ports(len(tasks)), placement) if cluster else None
@@ -235,15 +239,10 @@ def run_tasks(
             return own | {contract.TF_CONFIG_ENV: contract.tf_config(addresses, run.task)}
 
         stopped, failed = _attempt(runs, argv_for, env_for, deadline, watch, placement)
-        clashed = [
-            r.task.name
-            for r in runs
-            if any(marker in _log_since(r.log_path, offsets[r.task.name]) for marker in PORT_CLASH_MARKERS)
-        ]
-        if cluster and failed is not None and clashed and attempt < max_attempts and time.monotonic() < deadline:
-            clashes += clashed
+        may_relaunch = cluster and failed is not None and attempt < max_attempts and time.monotonic() < deadline
+        if may_relaunch and _transient(runs, offsets):  # the logs are read only when a relaunch could follow
             continue
-        return Attempts(runs, stopped, time.monotonic() - start, attempt, failed, clashes)
+        return Attempts(runs, stopped, time.monotonic() - start, attempt, failed)
     raise AssertionError("unreachable")
 
 

@@ -63,7 +63,8 @@ class NoiseProbe:
 
 def make_probed_replica_step(gradients: Callable, optimizer, variables, probe: NoiseProbe) -> Callable:
     """`replica_step(x, y) -> (loss, (local squared norm, global squared norm))`. The global one is the same on every
-    replica: the step reads the first local replica's, and TF prunes the other replicas' (no output uses them)."""
+    replica: the step reads the first local replica's, and TF drops the others' unused ops (profiled, mlp/tiny under
+    Mirrored x2: 18 L2Loss ops a step for its 6 variables, 2 x 6 local and 6 global)."""
 
     def replica_step(x, y):
         loss, grads = gradients(x, y)

@@ -150,6 +150,11 @@ def along_the_way(runs: list[dict], batch: int) -> float:
     return batch * (steps / s_min - 1)
 
 
+def predicted_ratio(noise: float, small: int, large: int) -> float:
+    """S_small / S_large from S = S_min (1 + B_noise / B)."""
+    return (1 + noise / small) / (1 + noise / large)
+
+
 def implied_noise_scale(ratio: float, small: int, large: int) -> float | None:
     """The B_noise for which (1 + B/small) / (1 + B/large) = ratio (None when no B gives it)."""
     slope = 1 / small - ratio / large
@@ -178,7 +183,7 @@ def main() -> None:
     large = [tuned(strategy, args.large, args.lr_large, s, args) for s in seeds]
     pooled = sum(r["trace_sum"] for r in large) / sum(r["grad_sq_sum"] for r in large)
     noise = along_the_way(large, args.large)
-    predicted = (1 + noise / args.small) / (1 + noise / args.large)
+    predicted = predicted_ratio(noise, args.small, args.large)
     small_way = along_the_way(small, args.small)
     measured = np.mean([r["steps"] for r in small]) / np.mean([r["steps"] for r in large])
     per_seed = [a["steps"] / b["steps"] for a, b in zip(small, large, strict=True)]
@@ -191,9 +196,9 @@ def main() -> None:
                 "large": large,
                 "noise_scale": noise,
                 "noise_scale_pooled": pooled,
-                "predicted_ratio_pooled": (1 + pooled / args.small) / (1 + pooled / args.large),
+                "predicted_ratio_pooled": predicted_ratio(pooled, args.small, args.large),
                 "noise_scale_small_runs": small_way,
-                "predicted_ratio_small_runs": (1 + small_way / args.small) / (1 + small_way / args.large),
+                "predicted_ratio_small_runs": predicted_ratio(small_way, args.small, args.large),
                 "noise_scale_per_seed": [r["noise_scale"] for r in large],
                 "predicted_ratio": predicted,
                 "measured_ratio": measured,
