@@ -18,6 +18,7 @@ AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfsc
 MIN_WINDOW_S = {"cpu": 0.002, "gpu": 0.05}
 MAX_MEASURE_S = 4.0
 MAX_WARMUP_S = 3.0
+GRAD_NOISE_EVERY = 8  # steps per probed step: at 4 the transformer/tiny probe still cost +1.2 % (bench_goodput)
 MODEL_SIZES = ("tiny", "small", "medium", "large")
 DATA_SYNTHETIC, DATA_FILES = "synthetic", "files"
 DATA_SOURCES = (DATA_SYNTHETIC, DATA_FILES)
@@ -470,6 +471,16 @@ SETTINGS: dict[str, Axis] = _axes(
         sweepable=False,
         recorded=False,
         nullable=True,
+    ),
+    Axis(
+        "grad_noise_every",
+        int,
+        GRAD_NOISE_EVERY,
+        "with grad_noise: the probe runs in one step of every N (the plain step in the others; 1: every step): "
+        "its cost on the step time falls about N-fold, and so do the estimate's samples",
+        minimum=1,
+        sweepable=False,
+        recorded=False,
     ),
     Axis(
         "comm_steps",

@@ -31,6 +31,26 @@ def step_estimates(small_sq: float, big_sq: float, small: int, big: int) -> tupl
     return grad_sq, trace
 
 
+class ProbeSchedule:
+    """Which steps run the noise probe (grad_noise_every): one in every `every`, counted over all the steps a config
+    runs (warm-up, timed windows, the input measurement's windows), its first step included. Not restarted per
+    timing window: on CPU a window may be a single step, and a restart would probe every one. A window of n steps
+    holds the floor or the ceiling of n / every probed steps; their cost on the step time is about 1 / every of the
+    probe's cost on every step. The ranks of a cluster run the same steps in the same order: they probe the same
+    steps."""
+
+    def __init__(self, every: int):
+        if every < 1:
+            raise ValueError(f"grad_noise_every must be at least 1, not {every}")
+        self.every, self.count = every, 0
+
+    def probe_now(self) -> bool:
+        """Whether the next step runs the probe (each call is one step)."""
+        due = self.count % self.every == 0
+        self.count += 1
+        return due
+
+
 @dataclass(frozen=True)
 class NoiseScale:
     """B_simple (examples) over some windows, with its bootstrap 95 % CI (None below 2 windows)."""

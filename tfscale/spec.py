@@ -67,6 +67,7 @@ class RunSpec:
     stall_timeout_s: float
     comm_breakdown: bool
     grad_noise: bool
+    grad_noise_every: int
     comm_steps: int
     profile: bool
     profile_steps: int

@@ -1,16 +1,18 @@
 """Benchmark: what measuring the gradient noise scale in the step costs (issue 18: at most 1 %).
 
 In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices, and on 1 where the
-estimate splits the step's batch in two halves): tfscale's training step with the noise probe (tfscale.worker.noise) and
-the plain one (tfscale.worker.loop.build_train_step), built on one model and one input stream, timed in alternating
+estimate splits the step's batch in two halves): tfscale's training step with the noise probe (tfscale.worker.noise)
+in one step of every --every (grad_noise_every, as tfscale runs it: a count over all steps; 1: every step) and the
+plain one (tfscale.worker.loop.build_train_step), built on one model and one input stream, timed in alternating
 windows (A B A B ...: whatever the machine does falls on both) after a warm-up; prints each one's median step, the
 overhead with a bootstrap 95 % CI: the median of the ratios of each probed window to the plain window beside it, minus 1
 (pairs cancel the machine's drift, which a ratio of the two medians keeps in its CI), and the noise scale the probed
-windows measured. Separate processes per setting were tried first: their spread between processes (+-30 % per round for
-the mlp here) hides a 1 % effect.
+steps measured. A window of 20 steps holds 20 / every probed steps (rounded), so its ratio is the probe's cost over
+the run, not a median that skips the probed steps. Separate processes per setting were tried first: their spread
+between processes (+-30 % per round for the mlp here) hides a 1 % effect.
 
     python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
-        [--replicas 2,1] [--size tiny]
+        [--replicas 2,1] [--size tiny] [--every N]
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import keras  # noqa: E402
 
 from tfscale import formatting as fmt  # noqa: E402
+from tfscale.axes import GRAD_NOISE_EVERY  # noqa: E402
+from tfscale.goodput import ProbeSchedule  # noqa: E402
 from tfscale.uncertainty import of_median  # noqa: E402
 from tfscale.worker.loop import build_train_step, make_gradients, make_replica_step  # noqa: E402
 from tfscale.worker.models import ZOO  # noqa: E402
@@ -37,13 +41,17 @@ from tfscale.worker.noise import (  # noqa: E402
     build_probed_train_step,
     make_halves_replica_step,
     make_probed_replica_step,
+    scheduled_step,
 )
 from tfscale.worker.teacher import teacher_stream  # noqa: E402
 
 BATCH = 32  # per replica
 
 
-def measure(strategy, model: str, windows: int, window_steps: int, size: str = "tiny") -> dict:
+def measure(
+    strategy, model: str, windows: int, window_steps: int, size: str = "tiny", every: int = 1, control: bool = False
+) -> dict:
+    """`control`: both arms run the plain step (an A/A run: the pairing's own floor, what 0 % looks like here)."""
     keras.utils.set_random_seed(0)
     with strategy.scope():
         workload = ZOO[model](size)
@@ -60,17 +68,22 @@ def measure(strategy, model: str, windows: int, window_steps: int, size: str = "
         probed_replica = make_probed_replica_step(gradients, optimizer, variables, NoiseProbe(optimizer))
         noise = NoiseAccumulator(replicas, BATCH * replicas)
     iterator = iter(strategy.distribute_datasets_from_function(lambda c: teacher_stream(workload, BATCH, 0, c)))
-    steps = {
-        "plain": build_train_step(strategy, plain_replica, iterator),
-        "probed": build_probed_train_step(strategy, probed_replica, iterator, noise),
-    }
+    plain = build_train_step(strategy, plain_replica, iterator)
+    # As tfscale runs it: the probe in one step of every `every` (a count over all steps), the plain step between
+    probed = scheduled_step(
+        ProbeSchedule(every), build_probed_train_step(strategy, probed_replica, iterator, noise), plain
+    )
+    steps = {"plain": plain, "probed": build_train_step(strategy, plain_replica, iterator) if control else probed}
     samples: dict[str, list[float]] = {"plain": [], "probed": []}
     for step in steps.values():  # trace and warm up both
         for _ in range(3 * window_steps):
             step().numpy()
     noise.start()
-    for _ in range(windows):
-        for name, step in steps.items():
+    for window in range(windows):
+        # A B B A A B ...: which arm runs first alternates, so that an order effect cancels (an A/A run, --control,
+        # read -0.8 to +1.7 % over four runs here with plain-first pairs: the floor of these pairs for the mlp)
+        for name in ("plain", "probed") if window % 2 == 0 else ("probed", "plain"):
+            step = steps[name]
             start = time.perf_counter()
             for _ in range(window_steps - 1):
                 step()
@@ -88,7 +101,7 @@ def measure(strategy, model: str, windows: int, window_steps: int, size: str = "
         "overhead": statistics.median(pairs) - 1,
         "low": ratio.low - 1,
         "high": ratio.high - 1,
-        "noise": trace / grad_sq,
+        "noise": trace / grad_sq if grad_sq else float("nan"),
     }
 
 
@@ -99,13 +112,17 @@ def main() -> int:
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument("--replicas", default="2,1", help="1: the estimate from the step's two half batches")
     parser.add_argument("--size", default="tiny", help="model size: the probe's cost is per variable, not per example")
+    parser.add_argument("--every", type=int, default=GRAD_NOISE_EVERY, help="grad_noise_every: one probed step in N")
+    parser.add_argument("--control", action="store_true", help="the plain step in both arms: the floor of 0 %%")
     args = parser.parse_args()
+    arms = "plain vs plain (control)" if args.control else f"the probe in one step of {args.every} vs none"
+    print(f"grad_noise_every {args.every}: {arms}")
     header = f"{'model (' + args.size + ')':<14} {'replicas':>8} {'plain':>10} {'probed':>10} {'overhead':>10}  95 % CI"
     print(f"{header}            noise scale")
     for replicas in [int(r) for r in args.replicas.split(",")]:
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
         for model in args.models.split(","):
-            r = measure(strategy, model, args.windows, args.window_steps, args.size)
+            r = measure(strategy, model, args.windows, args.window_steps, args.size, args.every, args.control)
             print(
                 f"{model:<14} {replicas:>8} {fmt.ms(r['plain']):>10} {fmt.ms(r['probed']):>10} "
                 f"{fmt.change(r['overhead']):>10}  {fmt.change(r['low'])} to {fmt.change(r['high'])}    "

@@ -43,18 +43,24 @@ include:
   - {model: mlp, strategy: mirrored, devices_per_node: 2}
   - {model: mlp, strategy: multi_worker_mirrored, nodes: 2}
   - {model: mlp, strategy: mirrored, devices_per_node: 2, task: random}
-  - {model: mlp, strategy: central_storage, grad_noise: true}
-  - {model: transformer, strategy: mirrored, devices_per_node: 2}
+  - {model: mlp, strategy: central_storage, grad_noise: true, grad_noise_every: 1}
+  - {model: transformer, strategy: mirrored, devices_per_node: 2, grad_noise_every: 1}  # 1 s: ~40 steps
 """
 
 
-def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
-    suite = tmp_path / "teacher.yaml"
-    suite.write_text(TEACHER)
+def run_suite(tmp_path, text: str) -> pd.DataFrame:
+    """`tfscale run` of a suite text; its records."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(text)
     args = ["run", str(suite), "--results-dir", str(tmp_path / "results"), "--reports-dir", str(tmp_path / "reports")]
     result = CliRunner().invoke(cli, [*args, "--run-id", "r"])
     assert result.exit_code == 0, result.output
-    frame = add_scaling(load_results(tmp_path / "results" / "teacher" / "r"))
+    [run] = (tmp_path / "results").glob("*/r")
+    return load_results(run)
+
+
+def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
+    frame = add_scaling(run_suite(tmp_path, TEACHER))
     assert (frame[m.STATUS] == m.STATUS_OK).all(), frame[[m.MODEL, m.STRATEGY, m.REASON]].to_string()
     transformer = frame[frame[m.MODEL] == "transformer"].iloc[0]  # embedding gradients are IndexedSlices
     assert transformer[m.GRAD_NOISE_SCALE_CI95_LOW] <= transformer[m.GRAD_NOISE_SCALE]
@@ -70,8 +76,13 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
         assert row[m.GOODPUT] == pytest.approx(row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STATISTICAL_EFFICIENCY])
         assert row[m.GOODPUT_CI95_LOW] <= row[m.GOODPUT] <= row[m.GOODPUT_CI95_HIGH]
         assert "McCandlish" in row[m.GRAD_NOISE_METHOD]
+        assert f"of {row[m.TIMED_STEPS]} timed steps (one step in every 8" in row[m.GRAD_NOISE_METHOD]
     halves = teacher.loc["central_storage"]  # one replica: its batch's two halves (16 and 32 vs 32 and 64)
     assert "two half batches" in halves[m.GRAD_NOISE_METHOD]
+    assert (
+        f"read in {halves[m.TIMED_STEPS]} of {halves[m.TIMED_STEPS]} timed steps (every step)"
+        in halves[m.GRAD_NOISE_METHOD]
+    )
     assert 1 / 3 < halves[m.GRAD_NOISE_SCALE] / teacher.loc["mirrored", m.GRAD_NOISE_SCALE] < 3  # the same quantity
     single = teacher.loc["one_device"]
     assert pd.isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
@@ -80,3 +91,23 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
     assert random[m.DATA_SOURCE] == "synthetic in-memory batch"
     report = (tmp_path / "reports" / "teacher.html").read_text()
     assert 'id="goodput"' in report and "Critical batch size" in report
+
+
+ONE_WARMUP_STEP = """
+name: one-warmup-step
+device: cpu
+defaults: {model_size: tiny, task: teacher, telemetry_hz: 0, comm_breakdown: false, timeout_s: 180}
+include:
+  - {model: mlp, strategy: mirrored, devices_per_node: 2, warmup_steps: 1, window_steps: 4, steps: 48}
+"""
+
+
+def test_the_plain_step_is_compiled_before_the_timed_windows_when_the_probe_skips_steps(tmp_path):
+    # grad_noise_every 8: two tf.functions; with warmup_steps 1 the plain one's first call (its tracing) would be in
+    # the first timed window, tens of times a window of 4 steps of 2 ms, unless the first step compiles both
+    [row] = run_suite(tmp_path, ONE_WARMUP_STEP).to_dict("records")
+    assert row[m.STATUS] == m.STATUS_OK, row[m.REASON]
+    windows = row[m.STEP_TIMES_S]
+    assert len(windows) == 12
+    assert max(windows) < 10 * sorted(windows)[len(windows) // 2], windows
+    assert "read in 6 of 48 timed steps (one step in every 8" in row[m.GRAD_NOISE_METHOD]

@@ -8,8 +8,9 @@ import pytest
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling, critical_batches
+from tfscale.axes import GRAD_NOISE_EVERY
 from tfscale.errors import SuiteError
-from tfscale.goodput import Goodput, NoiseScale, statistical_efficiency, step_estimates
+from tfscale.goodput import Goodput, NoiseScale, ProbeSchedule, statistical_efficiency, step_estimates
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
@@ -29,6 +30,15 @@ def test_the_noise_scale_is_the_ratio_of_sums_with_a_bootstrap_ci():
     assert scale.windows == 4
     assert 15.0 <= scale.low <= 16.0 <= scale.high <= 17.0
     assert NoiseScale.of([2.0], [10.0]) == NoiseScale(5.0, None, None, 1)
+
+
+def test_the_probe_runs_in_one_step_of_every_n_counted_over_all_steps():
+    schedule = ProbeSchedule(4)
+    assert [schedule.probe_now() for _ in range(10)] == [True, False, False, False] * 2 + [True, False]
+    every_step = ProbeSchedule(1)
+    assert all(every_step.probe_now() for _ in range(5))
+    with pytest.raises(ValueError, match="grad_noise_every must be at least 1"):
+        ProbeSchedule(0)
 
 
 def test_statistical_efficiency():
@@ -120,6 +130,12 @@ def test_grad_noise_is_on_for_teacher_configs_that_can_measure_it():
         "2}, {strategy: parameter_server, nodes: 2}, {strategy: mirrored, devices_per_node: 2, task: random}]\n"
     )
     assert [s.grad_noise for s in specs] == [False, True, False, False]
+    assert specs[1].grad_noise_every == GRAD_NOISE_EVERY == 8
+    [every] = plan_of("name: p\ninclude: [{strategy: mirrored, devices_per_node: 2, grad_noise_every: 1}]\n")
+    assert every.grad_noise_every == 1
+    with pytest.raises(SuiteError) as info:
+        plan_of("name: p\ninclude: [{strategy: mirrored, devices_per_node: 2, grad_noise_every: 0}]\n")
+    assert "grad_noise_every" in str(info.value)
     [random] = plan_of("name: p\ninclude: [{strategy: mirrored, devices_per_node: 2}]\n")
     assert random.task == "random" and random.config_id == "e0debba25ed7"  # ids from before the task axis
     [halves] = plan_of("name: p\ninclude: [{strategy: one_device, grad_noise: true, task: teacher}]\n")

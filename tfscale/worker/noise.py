@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from tfscale.goodput import step_estimates
+from tfscale.goodput import ProbeSchedule, step_estimates
 
 
 def _squared_norm(gradients) -> tf.Tensor:
@@ -39,15 +39,22 @@ def _squared_norm(gradients) -> tf.Tensor:
 
 
 class NoiseProbe:
-    """Hooks an optimizer's all-reduce; `captured` holds (local, global) squared norms of the last traced call."""
+    """Hooks an optimizer's all-reduce; `captured` holds (local, global) squared norms of the last traced call. It
+    measures only in steps traced while `armed` (make_probed_replica_step sets it): the plain step, traced on the same
+    optimizer where grad_noise_every > 1, stays plain."""
 
     def __init__(self, optimizer):
         original = getattr(optimizer, "_all_reduce_sum_gradients", None)
         if original is None:
             raise RuntimeError("this Keras optimizer has no _all_reduce_sum_gradients: the noise scale cannot be read")
         self.captured: list[tuple[tf.Tensor, tf.Tensor]] = []
+        self.armed = False
 
         def all_reduce_and_measure(grads_and_vars):
+            # Read on entry: MirroredStrategy runs each replica in its own thread, and a replica that got past the
+            # all-reduce may leave apply_gradients while another is still inside it.
+            if not self.armed:
+                return original(grads_and_vars)
             grads_and_vars = list(grads_and_vars)
             reduced = original(grads_and_vars)
             local = _squared_norm(g for g, _ in grads_and_vars)
@@ -68,7 +75,9 @@ def make_probed_replica_step(gradients: Callable, optimizer, variables, probe: N
 
     def replica_step(x, y):
         loss, grads = gradients(x, y)
+        probe.armed = True  # each replica's thread sets it before its own all-reduce (see NoiseProbe)
         optimizer.apply_gradients(zip(grads, variables, strict=True))
+        probe.armed = False
         return loss, probe.take()
 
     return replica_step
@@ -154,3 +163,24 @@ def build_probed_train_step(strategy, replica_step: Callable, iterator, accumula
             return tf.identity(strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None))
 
     return train_step
+
+
+def scheduled_step(schedule: ProbeSchedule, probed: Callable, plain: Callable) -> Callable:
+    """One step that is `probed` where the schedule says so, `plain` otherwise (both tf.functions on one iterator
+    and optimizer: the same training, one with the norms). The first call runs one of each, so that both are traced
+    and compiled in the config's first step (first_step_s): with warmup_steps 1 the plain one's first call would
+    otherwise fall in the first timed window."""
+    if schedule.every == 1:
+        return probed
+    traced = []
+
+    def step():
+        if not traced:
+            traced.append(True)
+            schedule.probe_now()
+            probed()
+            schedule.probe_now()
+            return plain()
+        return probed() if schedule.probe_now() else plain()
+
+    return step

@@ -98,10 +98,12 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     iterator = iter(dataset)
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
     replica_step = make_replica_step(gradients, built.optimizer, variables)
-    noise = None
+    noise = schedule = None
     if spec.grad_noise:
+        from tfscale.goodput import ProbeSchedule
         from tfscale.worker import noise as probe
 
+        schedule = ProbeSchedule(spec.grad_noise_every)
         if replicas == 1:  # no all-reduce to read around: the step's two halves stand for two replicas
             noise = probe.NoiseAccumulator(2, global_batch)
             probed = probe.make_halves_replica_step(gradients, built.optimizer, variables)
@@ -113,9 +115,12 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
 
     def make_step(batches) -> Callable[[], Any]:
         """The timed step on an iterator (the in-memory input measurement builds a second one the same way)."""
+        plain = build_train_step(built.strategy, replica_step, batches)
         if noise is None:
-            return build_train_step(built.strategy, replica_step, batches)
-        return probe.build_probed_train_step(built.strategy, probed, batches, noise)
+            return plain
+        return probe.scheduled_step(
+            schedule, probe.build_probed_train_step(built.strategy, probed, batches, noise), plain
+        )
 
     implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
     implementation |= {m.DATA_SOURCE: SOURCE_SYNTHETIC} if files is None else files.columns
@@ -123,7 +128,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     def columns(loop) -> dict[str, Any]:
         found = dict(implementation)
         if noise is not None:
-            found |= noise_columns(noise, halves=replicas == 1)
+            found |= noise_columns(noise, halves=replicas == 1, every=spec.grad_noise_every, loop=loop)
         if files is not None and files.measured:
             found |= input_figures(built, files, make_step, sync, loop)
         if not spec.comm_breakdown or replicas < 2:
@@ -197,19 +202,21 @@ def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
 
 
 NOISE_METHOD = (
-    "gradient noise scale B_simple = tr(Sigma) / |G|^2, each the sum over the timed steps of McCandlish et al.'s "
-    "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}); "
-    "95 % CI: bootstrap over {windows} timing windows"
+    "gradient noise scale B_simple = tr(Sigma) / |G|^2, each the sum over the probed steps of McCandlish et al.'s "
+    "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}), read in "
+    "{probed} of {timed} timed steps ({which}); 95 % CI: bootstrap over the {windows} timing windows that held one"
 )
+PROBED_STEPS = {True: "every step", False: "one step in every {every}: grad_noise_every"}
 NOISE_SMALL = {
     "replicas": ("every replica's squared gradient norm before the optimizer's all-reduce", "the all-reduced one's"),
     "halves": ("the squared gradient norms of the step's two half batches", "their sum's"),
 }
 
 
-def noise_columns(noise, halves: bool) -> dict[str, Any]:
+def noise_columns(noise, halves: bool, every: int, loop) -> dict[str, Any]:
     """The record's noise-scale columns from the accumulator's per-window sums (tfscale.goodput); `halves`: read
-    from one replica's two half batches, else around the all-reduce of the replicas."""
+    from one replica's two half batches, else around the all-reduce of the replicas; `every`: grad_noise_every;
+    `loop`: the timed windows (a LoopResult)."""
     from tfscale.goodput import NoiseScale
 
     small_batches, big_batch = NOISE_SMALL["halves" if halves else "replicas"]
@@ -224,6 +231,9 @@ def noise_columns(noise, halves: bool) -> dict[str, Any]:
             big_batch=big_batch,
             small=noise.small,
             big=noise.big,
+            probed=sum(w[2] for w in windows),
+            timed=loop.timed_steps,
+            which=PROBED_STEPS[every == 1].format(every=every),
             windows=scale.windows,
         ),
     }
