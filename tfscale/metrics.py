@@ -57,7 +57,7 @@ ENERGY_METHOD = "energy_method"  # which counters energy_j read (tfscale.worker.
 ENERGY_WINDOW_S = "energy_window_s"  # s, wall time between the two counter readings around the timed windows
 FINAL_LOSS = "final_loss"  # loss of the last timed step: a check that training ran (not a quality figure)
 FINISHED_AT = "finished_at"  # ISO 8601 UTC time the parent finished this config
-FIRST_STEP_S = "first_step_s"  # s, first step including tracing / XLA compilation, ended by a host sync
+FIRST_STEP_S = "first_step_s"  # s, first step with tracing / XLA compile, synced (grad_noise_every > 1: probed + plain)
 FLOPS_METHOD = "flops_method"  # how flops_per_step was counted (tfscale.flops), or why it is empty
 FLOPS_PER_REPLICA_STEP = "flops_per_replica_step"  # FLOPs of one replica's forward + backward on its batch share
 FLOPS_PER_STEP = "flops_per_step"  # FLOPs of one training step over all replicas (matrix products, convolutions)
@@ -68,7 +68,7 @@ GPU_TELEMETRY_NOTE = "gpu_telemetry_note"  # why the GPU telemetry columns are e
 GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples
 GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable variables' sizes x dtype sizes)
 GRAD_NOISE_METHOD = "grad_noise_method"  # how grad_noise_scale was estimated, in words
-GRAD_NOISE_SCALE = "grad_noise_scale"  # examples, B_simple = tr(Sigma) / |G|^2 over the timed steps (teacher task)
+GRAD_NOISE_SCALE = "grad_noise_scale"  # examples, B_simple = tr(Sigma) / |G|^2 over the probed timed steps (teacher)
 GRAD_NOISE_SCALE_CI95_HIGH = "grad_noise_scale_ci95_high"  # examples, 95 % CI of grad_noise_scale (bootstrap)
 GRAD_NOISE_SCALE_CI95_LOW = "grad_noise_scale_ci95_low"  # examples, 95 % CI of grad_noise_scale (bootstrap)
 HOST = "host"  # host name the worker ran on
