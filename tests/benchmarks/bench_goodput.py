@@ -1,18 +1,18 @@
 """Benchmark: what measuring the gradient noise scale in the step costs (issue 18: at most 1 %).
 
 In one process, per zoo model (tiny, teacher task, MirroredStrategy on 2 logical CPU devices, and on 1 where the
-estimate splits the step's batch in two halves): tfscale's training step with the noise probe (tfscale.worker.noise)
-in one step of every --every (grad_noise_every, as tfscale runs it: a count over all steps; 1: every step) and the
-plain one (tfscale.worker.loop.build_train_step), built on one model and one input stream, timed in alternating
-windows (A B A B ...: whatever the machine does falls on both) after a warm-up; prints each one's median step, the
-overhead with a bootstrap 95 % CI: the median of the ratios of each probed window to the plain window beside it, minus 1
-(pairs cancel the machine's drift, which a ratio of the two medians keeps in its CI), and the noise scale the probed
-steps measured. A window of 20 steps holds 20 / every probed steps (rounded), so its ratio is the probe's cost over
-the run, not a median that skips the probed steps. Separate processes per setting were tried first: their spread
-between processes (+-30 % per round for the mlp here) hides a 1 % effect.
+estimate splits the step's batch in two halves): tfscale's training step with the noise probe (tfscale.worker.noise) in
+one step of every --every (grad_noise_every, as tfscale runs it: a count over all steps; 1: every step) and the plain
+one (tfscale.worker.loop.build_train_step), built on one model and one input stream, timed in alternating windows (A B B
+A A B ...: whatever the machine does falls on both, and neither always runs first) after a warm-up; prints each one's
+median step, the overhead with a bootstrap 95 % CI: the median of the ratios of each probed window to the plain window
+beside it, minus 1 (pairs cancel the machine's drift, which a ratio of the two medians keeps in its CI), and the noise
+scale the probed steps measured. A window of 20 steps holds the floor or ceiling of 20 / every probed steps, so its
+ratio is the probe's cost over the run, not a median that skips the probed steps. Separate processes per setting were
+tried first: their spread between processes (+-30 % per round for the mlp here) hides a 1 % effect.
 
     python tests/benchmarks/bench_goodput.py [--windows 60] [--window-steps 20] [--models mlp,cnn,transformer]
-        [--replicas 2,1] [--size tiny] [--every N]
+        [--replicas 2,1] [--size tiny] [--every N] [--control]
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def measure(
             step().numpy()
     noise.start()
     for window in range(windows):
-        # A B B A A B ...: which arm runs first alternates, so that an order effect cancels (an A/A run, --control,
-        # read -0.8 to +1.7 % over four runs here with plain-first pairs: the floor of these pairs for the mlp)
+        # A B B A A B ...: which arm runs first alternates, so that an order effect cancels. The floor of these pairs
+        # here: --control (two tf.functions of the plain step) read -3.1 % for the mlp (docs/goodput.md)
         for name in ("plain", "probed") if window % 2 == 0 else ("probed", "plain"):
             step = steps[name]
             start = time.perf_counter()
