@@ -109,12 +109,18 @@ def long_mwms_run(tmp_path: Path, strategy: str = "multi_worker_mirrored") -> su
     parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     work = tmp_path / "results" / "k" / "r" / "work"
     trainer = "worker-1" if strategy == "multi_worker_mirrored" else "chief-0"
-    wait_for(
-        lambda: any("window" in p.read_text() for p in work.glob(f"*.{trainer}.progress")),
-        120,
-        f"{trainer} timing its steps",
-    )
-    return parent
+    timing = lambda: any("window" in p.read_text() for p in work.glob(f"*.{trainer}.progress"))  # noqa: E731
+    try:
+        wait_for(lambda: parent.poll() is not None or timing(), 120, f"{trainer} timing its steps")
+        if timing():
+            return parent
+    except AssertionError:
+        pass
+    # Not timing (the run ended or is still starting): stop it here, not in a later test's garbage collection (a
+    # Popen left running fails whichever test collects it), and say what tfscale said
+    parent.kill()
+    _, err = parent.communicate(timeout=30)
+    raise AssertionError(f"{trainer} never timed its steps (tfscale exit {parent.returncode}): {err[-3000:]}")
 
 
 def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
