@@ -109,13 +109,14 @@ def long_mwms_run(tmp_path: Path, strategy: str = "multi_worker_mirrored") -> su
     parent = tfscale("run", "k.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     work = tmp_path / "results" / "k" / "r" / "work"
     trainer = "worker-1" if strategy == "multi_worker_mirrored" else "chief-0"
-    timing = lambda: any("window" in p.read_text() for p in work.glob(f"*.{trainer}.progress"))  # noqa: E731
-    try:
+
+    def timing() -> bool:
+        return any("window" in p.read_text() for p in work.glob(f"*.{trainer}.progress"))
+
+    with contextlib.suppress(AssertionError):  # not timing after 120 s: handled below, with tfscale's stderr
         wait_for(lambda: parent.poll() is not None or timing(), 120, f"{trainer} timing its steps")
-        if timing():
-            return parent
-    except AssertionError:
-        pass
+    if timing():
+        return parent
     # Not timing (the run ended or is still starting): stop it here, not in a later test's garbage collection (a
     # Popen left running fails whichever test collects it), and say what tfscale said
     parent.kill()

@@ -172,11 +172,12 @@ def scheduled_step(schedule: ProbeSchedule, probed: Callable, plain: Callable) -
     otherwise fall in the first timed window."""
     if schedule.every == 1:
         return probed
-    traced = []
+    first = True
 
     def step():
-        if not traced:
-            traced.append(True)
+        nonlocal first
+        if first:  # counts as two steps of the schedule: the probed one and the plain one
+            first = False
             schedule.probe_now()
             probed()
             schedule.probe_now()

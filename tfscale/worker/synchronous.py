@@ -206,7 +206,6 @@ NOISE_METHOD = (
     "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}), read in "
     "{probed} of {timed} timed steps ({which}); 95 % CI: bootstrap over the {windows} timing windows that held one"
 )
-PROBED_STEPS = {True: "every step", False: "one step in every {every}: grad_noise_every"}
 NOISE_SMALL = {
     "replicas": ("every replica's squared gradient norm before the optimizer's all-reduce", "the all-reduced one's"),
     "halves": ("the squared gradient norms of the step's two half batches", "their sum's"),
@@ -233,7 +232,7 @@ def noise_columns(noise, halves: bool, every: int, loop) -> dict[str, Any]:
             big=noise.big,
             probed=sum(w[2] for w in windows),
             timed=loop.timed_steps,
-            which=PROBED_STEPS[every == 1].format(every=every),
+            which="every step" if every == 1 else f"one step in every {every}: grad_noise_every",
             windows=scale.windows,
         ),
     }
