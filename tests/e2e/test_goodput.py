@@ -44,7 +44,7 @@ include:
   - {model: mlp, strategy: multi_worker_mirrored, nodes: 2}
   - {model: mlp, strategy: mirrored, devices_per_node: 2, task: random}
   - {model: mlp, strategy: central_storage, grad_noise: true, grad_noise_every: 1}
-  - {model: transformer, strategy: mirrored, devices_per_node: 2, grad_noise_every: 1}  # 1 s: ~40 steps
+  - {model: transformer, strategy: mirrored, devices_per_node: 2, grad_noise_every: 1, steps: 120, warmup_steps: 10}
 """
 
 
