@@ -112,7 +112,10 @@ GOODPUT_METHOD = (
     "statistical_efficiency = (B_noise + B0) / (B_noise + B) with B the config's global batch and B0 its baseline's "
     "(Pollux, OSDI 2021), B_noise the config's own estimate or else the median of its workload's; goodput = "
     "throughput x statistical_efficiency; goodput_scaling_efficiency = goodput / (N x the baseline's throughput). "
-    "The critical batch size of a workload is about its noise scale: past it, a bigger batch buys little progress."
+    "The critical batch size of a workload is about its noise scale: past it, a bigger batch buys little progress. "
+    "The noise scale is empty where its |G|^2 estimate summed to <= 0 (signal below noise), its CI where fewer than "
+    "8 windows held a probed step, and its CI's high end alone where that end is unbounded (|G|^2 not resolved from "
+    "0: the efficiency's high end is then 1); grad_noise_method says which."
 )
 
 

@@ -69,7 +69,12 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
     assert (teacher[m.DATA_SOURCE] == "synthetic teacher stream").all()
     multi = teacher.loc[["mirrored", "multi_worker_mirrored"]]
     for _, row in multi.iterrows():
-        assert row[m.GRAD_NOISE_SCALE_CI95_LOW] <= row[m.GRAD_NOISE_SCALE] <= row[m.GRAD_NOISE_SCALE_CI95_HIGH]
+        assert row[m.GRAD_NOISE_SCALE_CI95_LOW] <= row[m.GRAD_NOISE_SCALE]
+        if pd.isna(row[m.GRAD_NOISE_SCALE_CI95_HIGH]):  # the slower MultiWorkerMirrored probes ~14 steps in 1 s
+            assert "the CI's upper end is unbounded" in row[m.GRAD_NOISE_METHOD]
+            assert row[m.STATISTICAL_EFFICIENCY_CI95_HIGH] == 1.0
+        else:
+            assert row[m.GRAD_NOISE_SCALE] <= row[m.GRAD_NOISE_SCALE_CI95_HIGH]
         assert 0 < row[m.STATISTICAL_EFFICIENCY] < 1  # twice the baseline's batch
         assert row[m.STATISTICAL_EFFICIENCY_CI95_LOW] <= row[m.STATISTICAL_EFFICIENCY]
         assert row[m.STATISTICAL_EFFICIENCY] <= row[m.STATISTICAL_EFFICIENCY_CI95_HIGH]

@@ -10,7 +10,7 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, critical_batches
 from tfscale.axes import GRAD_NOISE_EVERY
 from tfscale.errors import SuiteError
-from tfscale.goodput import Goodput, NoiseScale, ProbeSchedule, statistical_efficiency, step_estimates
+from tfscale.goodput import MIN_CI_WINDOWS, Goodput, NoiseScale, ProbeSchedule, statistical_efficiency, step_estimates
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
@@ -25,11 +25,33 @@ def test_step_estimates_are_mccandlish_s_two_batch_formulas():
 
 
 def test_the_noise_scale_is_the_ratio_of_sums_with_a_bootstrap_ci():
-    scale = NoiseScale.of([4.0, 4.0, 4.0, 4.0], [60.0, 68.0, 64.0, 64.0])
-    assert scale.value == 16.0  # 256 / 16
-    assert scale.windows == 4
+    scale = NoiseScale.of([4.0] * 8, [60.0, 68.0, 64.0, 64.0] * 2)
+    assert scale.value == 16.0  # 512 / 32
+    assert scale.windows == 8 and scale.note == ""
     assert 15.0 <= scale.low <= 16.0 <= scale.high <= 17.0
-    assert NoiseScale.of([2.0], [10.0]) == NoiseScale(5.0, None, None, 1)
+
+
+def test_the_noise_scale_has_no_ci_below_8_windows():
+    assert MIN_CI_WINDOWS == 8
+    assert NoiseScale.of([4.0] * 7, [64.0] * 7) == NoiseScale(
+        16.0, None, None, 7, "no CI: 7 window(s) held a probed step, a CI needs 8"
+    )
+
+
+def test_a_noise_scale_whose_summed_grad_sq_is_not_positive_is_not_measured():
+    # the case seen in an e2e run: |G|^2 summed < 0 gave a "noise scale" of -30,126 below its own CI (-15,111)
+    for grad_sq in ([-1.0, 0.5], [1.0, -1.0], []):
+        scale = NoiseScale.of(grad_sq, [30.0, 40.0][: len(grad_sq)])
+        assert (scale.value, scale.low, scale.high) == (None, None, None)
+        assert scale.note.startswith("not measured: the |G|^2 estimate summed over the probed steps is <= 0")
+
+
+def test_an_unresolved_grad_sq_leaves_the_upper_end_unbounded():
+    # |G|^2 summed is positive (325 = 390 / 1.2) but a quarter or so of the resamples sum to <= 0
+    scale = NoiseScale.of([3, -2.5, -0.4, 0.2, 0.1, -0.3, 0.5, 0.6], [100, 50, 80, 20, 10, 30, 40, 60])
+    assert scale.value == pytest.approx(325.0)
+    assert scale.low is not None and scale.low < scale.value and scale.high is None
+    assert scale.note == "the CI's upper end is unbounded: |G|^2 is not resolved from 0 in the resamples"
 
 
 def test_the_probe_runs_in_one_step_of_every_n_counted_over_all_steps():
@@ -46,6 +68,7 @@ def test_statistical_efficiency():
     assert statistical_efficiency(100.0, 64, 32) == pytest.approx(132 / 164)
     assert statistical_efficiency(0.0, 64, 32) == 0.5  # no noise: a double batch teaches half as much per example
     assert statistical_efficiency(1e12, 64, 32) == pytest.approx(1.0)
+    assert statistical_efficiency(math.inf, 64, 32) == 1.0
 
 
 def test_goodput_and_its_ci():
@@ -59,6 +82,12 @@ def test_goodput_and_its_ci():
     negative = Goodput.of(NoiseScale(-5.0, -20.0, 10.0, 10), 64, 32, 1000.0)
     assert negative.efficiency == 0.5 and negative.efficiency_low == 0.5  # a negative noise scale counts as 0
     assert negative.goodput_low is None  # no throughput CI given
+    unbounded = Goodput.of(NoiseScale(100.0, 50.0, None, 10), 64, 32, 1000.0, 900.0, 1100.0)
+    assert unbounded.efficiency_low == pytest.approx(82 / 114)
+    assert unbounded.efficiency_high == 1.0  # an infinite noise scale: a bigger batch costs nothing
+    assert unbounded.goodput_high == pytest.approx(1100.0)
+    no_ci = Goodput.of(NoiseScale(100.0, None, None, 5), 64, 32, 1000.0, 900.0, 1100.0)
+    assert (no_ci.efficiency_low, no_ci.goodput_low, no_ci.goodput_high) == (None, None, None)
 
 
 def row(cid, strategy, devices, step, noise=None, task="teacher"):
@@ -101,6 +130,7 @@ def test_the_analysis_adds_goodput_to_teacher_configs_only():
                 row("b", "mirrored", 2, 0.010, noise=32.0),
                 row("c", "mirrored", 4, 0.010, noise=96.0),
                 row("d", "mirrored", 2, 0.010, task="random"),
+                {**row("e", "mirrored", 8, 0.010, noise=64.0), m.GRAD_NOISE_SCALE_CI95_HIGH: None},
             ]
         )
     ).set_index(m.CONFIG_ID)
@@ -114,8 +144,12 @@ def test_the_analysis_adds_goodput_to_teacher_configs_only():
     assert frame.loc["b", m.STATISTICAL_EFFICIENCY_CI95_LOW] == pytest.approx(48 / 80)  # at B_noise 16
     assert frame.loc["c", m.STATISTICAL_EFFICIENCY] == pytest.approx(128 / 224)
     assert math.isnan(frame.loc["d", m.GOODPUT])  # random targets: no goodput
+    # e: the noise scale's upper end unbounded (low 32, high empty): the efficiency's reaches 1
+    assert frame.loc["e", m.STATISTICAL_EFFICIENCY] == pytest.approx(96 / 320)
+    assert frame.loc["e", m.STATISTICAL_EFFICIENCY_CI95_LOW] == pytest.approx(64 / 288)
+    assert frame.loc["e", m.STATISTICAL_EFFICIENCY_CI95_HIGH] == 1.0
     assert critical_batches(frame.reset_index()) == [
-        "mlp/tiny, batch 32: about 64 examples (32 to 96), from 2 config(s); global batches above it buy little "
+        "mlp/tiny, batch 32: about 64 examples (32 to 96), from 3 config(s); global batches above it buy little "
         "convergence per example"
     ]
 

@@ -204,8 +204,9 @@ def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
 NOISE_METHOD = (
     "gradient noise scale B_simple = tr(Sigma) / |G|^2, each the sum over the probed steps of McCandlish et al.'s "
     "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}), read in "
-    "{probed} of {timed} timed steps ({which}); 95 % CI: bootstrap over the {windows} timing windows that held one"
+    "{probed} of {timed} timed steps ({which})"
 )
+NOISE_CI = "95 % CI: bootstrap over the {windows} timing windows that held one"
 NOISE_SMALL = {
     "replicas": ("every replica's squared gradient norm before the optimizer's all-reduce", "the all-reduced one's"),
     "halves": ("the squared gradient norms of the step's two half batches", "their sum's"),
@@ -221,18 +222,19 @@ def noise_columns(noise, halves: bool, every: int, loop) -> dict[str, Any]:
     small_batches, big_batch = NOISE_SMALL["halves" if halves else "replicas"]
     windows = noise.windows
     scale = NoiseScale.of([w[0] for w in windows], [w[1] for w in windows])
+    method = NOISE_METHOD.format(
+        small_batches=small_batches,
+        big_batch=big_batch,
+        small=noise.small,
+        big=noise.big,
+        probed=sum(w[2] for w in windows),
+        timed=loop.timed_steps,
+        which="every step" if every == 1 else f"one step in every {every}: grad_noise_every",
+    )
+    ci = NOISE_CI.format(windows=scale.windows) if scale.low is not None else ""
     return {
         m.GRAD_NOISE_SCALE: scale.value,
         m.GRAD_NOISE_SCALE_CI95_LOW: scale.low,
         m.GRAD_NOISE_SCALE_CI95_HIGH: scale.high,
-        m.GRAD_NOISE_METHOD: NOISE_METHOD.format(
-            small_batches=small_batches,
-            big_batch=big_batch,
-            small=noise.small,
-            big=noise.big,
-            probed=sum(w[2] for w in windows),
-            timed=loop.timed_steps,
-            which="every step" if every == 1 else f"one step in every {every}: grad_noise_every",
-            windows=scale.windows,
-        ),
+        m.GRAD_NOISE_METHOD: "; ".join(part for part in (method, ci, scale.note) if part),
     }
