@@ -18,10 +18,14 @@ window of `--window` steps, pooled over the seeds: a step at batch B with noise 
 1 / (1 + B_t/B) steps of an infinite batch; `along_the_way`). The predicted ratio of steps, S_small / S_large =
 (1 + B_noise/B_small) / (1 + B_noise/B_large), is compared with the measured one (ratio of the mean step counts).
 Printed beside it: the prediction from the same average along the small-batch runs, from the plain ratio of the
-sums over the large-batch runs (`_pooled`), and the B_noise that the measured ratio implies. Prints one JSON line;
-4 to 8 minutes on 2 cores. docs/goodput.md has the figures seen.
+sums over the large-batch runs (`_pooled`), the B_noise that the measured ratio implies, and the error's 95 % CI
+(`error_ci95`: the seeds' runs bootstrapped, `error_interval`), and whether the error and its CI are within the
+issue's 15 % (`within_bar`, `ci_within_bar`). Ten seeds by default: a large batch's noise scale read along its run
+depends on which rate of the grid wins for that seed (with SGD 132 at rate 1.13, 137-243 at 0.8, 220-256 at 0.57),
+and seeds 0-2 alone read -18 % where ten read -6 %. Prints one JSON line; about 10 minutes on 2 cores.
+docs/goodput.md has the figures seen.
 
-    python tests/e2e/support/convergence_check.py [--small 32] [--large 512] [--target 1.0] [--seeds 0,1,2]
+    python tests/e2e/support/convergence_check.py [--small 32] [--large 512] [--target 1.0] [--seeds 0,1,...,9]
         [--momentum 0.9]
 """
 
@@ -48,6 +52,7 @@ from tfscale.worker.noise import (  # noqa: E402
 from tfscale.worker.teacher import teacher, teacher_stream  # noqa: E402
 
 TEACHER_SEED = 0  # one task for every seed
+BAR = 0.15  # issue 18: the prediction within 15 % of the measured ratio
 RATE_STEP = math.sqrt(2)
 
 
@@ -161,12 +166,27 @@ def implied_noise_scale(ratio: float, small: int, large: int) -> float | None:
     return (ratio - 1) / slope if slope > 0 and ratio >= 1 else None
 
 
+def error_interval(small: list[dict], large: list[dict], args, resamples: int = 2000) -> list[float]:
+    """95 % percentile-bootstrap CI of the prediction's error (predicted / measured - 1): the seeds' runs resampled,
+    each batch size's apart, and B_noise and the step counts recomputed from each resample (between-seed spread, the
+    larger part; with 3 seeds a resample has only 10 distinct draws per batch)."""
+    rng = np.random.default_rng(0)
+    errors = []
+    for _ in range(resamples):
+        s = [small[i] for i in rng.integers(0, len(small), len(small))]
+        b = [large[i] for i in rng.integers(0, len(large), len(large))]
+        measured = np.mean([r["steps"] for r in s]) / np.mean([r["steps"] for r in b])
+        predicted = predicted_ratio(along_the_way(b, args.large), args.small, args.large)
+        errors.append(predicted / measured - 1)
+    return [float(v) for v in np.percentile(errors, [2.5, 97.5])]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--small", type=int, default=32)
     parser.add_argument("--large", type=int, default=512)
     parser.add_argument("--target", type=float, default=1.0)
-    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--seeds", default=",".join(str(s) for s in range(10)))
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--window", type=int, default=10, help="steps per noise window")
     parser.add_argument("--eval", type=int, default=4096)
@@ -187,6 +207,7 @@ def main() -> None:
     small_way = along_the_way(small, args.small)
     measured = np.mean([r["steps"] for r in small]) / np.mean([r["steps"] for r in large])
     per_seed = [a["steps"] / b["steps"] for a, b in zip(small, large, strict=True)]
+    interval = error_interval(small, large, args)
     print(
         json.dumps(
             {
@@ -205,6 +226,9 @@ def main() -> None:
                 "measured_ratio_per_seed": per_seed,
                 "implied_noise_scale": implied_noise_scale(measured, args.small, args.large),
                 "error": predicted / measured - 1,
+                "error_ci95": interval,
+                "within_bar": abs(predicted / measured - 1) <= BAR,
+                "ci_within_bar": interval[0] >= -BAR and interval[1] <= BAR,
             }
         )
     )
