@@ -227,7 +227,7 @@ def main() -> None:
                 "implied_noise_scale": implied_noise_scale(measured, args.small, args.large),
                 "error": predicted / measured - 1,
                 "error_ci95": interval,
-                "within_bar": abs(predicted / measured - 1) <= BAR,
+                "within_bar": bool(abs(predicted / measured - 1) <= BAR),  # a numpy bool is no JSON value
                 "ci_within_bar": interval[0] >= -BAR and interval[1] <= BAR,
             }
         )
