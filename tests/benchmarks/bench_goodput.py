@@ -88,7 +88,7 @@ def measure(
     noise.start()
     for window in range(windows):
         # A B B A A B ...: which arm runs first alternates, so that an order effect cancels. The floor of these pairs
-        # here: --control (two tf.functions of the plain step) read -3.1 % for the mlp (docs/goodput.md)
+        # here: --control read -1.5 and -0.8 % for the mlp (before it switched functions: -3.1 %; docs/goodput.md)
         for name in ("plain", "probed") if window % 2 == 0 else ("probed", "plain"):
             step = steps[name]
             start = time.perf_counter()
