@@ -43,6 +43,7 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from tfscale.uncertainty import BOOTSTRAP_RESAMPLES, CONFIDENCE  # noqa: E402
 from tfscale.worker.loop import make_gradients  # noqa: E402
 from tfscale.worker.models import mlp  # noqa: E402
 from tfscale.worker.noise import (  # noqa: E402
@@ -168,19 +169,20 @@ def implied_noise_scale(ratio: float, small: int, large: int) -> float | None:
     return (ratio - 1) / slope if slope > 0 and ratio >= 1 else None
 
 
-def error_interval(small: list[dict], large: list[dict], args, resamples: int = 2000) -> list[float]:
+def error_interval(small: list[dict], large: list[dict], args) -> list[float]:
     """95 % percentile-bootstrap CI of the prediction's error (predicted / measured - 1): the seeds' runs resampled,
     each batch size's apart, and B_noise and the step counts recomputed from each resample (between-seed spread, the
     larger part; with 3 seeds a resample has only 10 distinct draws per batch)."""
     rng = np.random.default_rng(0)
     errors = []
-    for _ in range(resamples):
+    for _ in range(BOOTSTRAP_RESAMPLES):
         s = [small[i] for i in rng.integers(0, len(small), len(small))]
         b = [large[i] for i in rng.integers(0, len(large), len(large))]
         measured = np.mean([r["steps"] for r in s]) / np.mean([r["steps"] for r in b])
         predicted = predicted_ratio(along_the_way(b, args.large), args.small, args.large)
         errors.append(predicted / measured - 1)
-    return [float(v) for v in np.percentile(errors, [2.5, 97.5])]
+    tail = (1 - CONFIDENCE) / 2 * 100
+    return [float(v) for v in np.percentile(errors, [tail, 100 - tail])]
 
 
 def main() -> None:
@@ -209,6 +211,7 @@ def main() -> None:
     small_way = along_the_way(small, args.small)
     measured = np.mean([r["steps"] for r in small]) / np.mean([r["steps"] for r in large])
     per_seed = [a["steps"] / b["steps"] for a, b in zip(small, large, strict=True)]
+    error = float(predicted / measured - 1)
     interval = error_interval(small, large, args)
     print(
         json.dumps(
@@ -227,9 +230,9 @@ def main() -> None:
                 "measured_ratio": measured,
                 "measured_ratio_per_seed": per_seed,
                 "implied_noise_scale": implied_noise_scale(measured, args.small, args.large),
-                "error": predicted / measured - 1,
+                "error": error,
                 "error_ci95": interval,
-                "within_bar": bool(abs(predicted / measured - 1) <= BAR),  # a numpy bool is no JSON value
+                "within_bar": abs(error) <= BAR,
                 "ci_within_bar": interval[0] >= -BAR and interval[1] <= BAR,
             }
         )
