@@ -160,9 +160,19 @@ def replicas_of(
     return 1 if STRATEGIES[strategy].exactly_one_device else nodes * devices_per_node
 
 
+# Upper bounds of the numeric axes: far above any real sweep, low enough that no plan, launch or worker meets a
+# number it cannot hold (10^11 nodes made `tfscale launch` build 10^11 tasks; a 300-digit timeout overflowed a float).
+MAX_NODES = 4096
+MAX_DEVICES_PER_NODE = 1024
+MAX_STEPS = 1 << 31  # TF's int32 loop counters
+MAX_SECONDS = 30 * 24 * 3600.0  # 30 days: any timeout or measuring budget
+MAX_REPEATS = 1000
+
+
 @dataclass(frozen=True)
 class Axis:
-    """One setting a config has. `choices` limits strings; `minimum` limits numbers."""
+    """One setting a config has. `choices` limits strings; `minimum` and `maximum` limit numbers (every numeric axis
+    has both; floats are finite)."""
 
     name: str
     kind: type  # str, int, float or bool
@@ -170,6 +180,7 @@ class Axis:
     help: str
     choices: tuple[Any, ...] | None = None
     minimum: float | None = None
+    maximum: float | None = None
     nullable: bool = False  # None is allowed and means "not applicable / TF's default"
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
     recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
@@ -208,9 +219,10 @@ AXES: dict[str, Axis] = _axes(
         0,
         "multi_worker_mirrored: gradient pack size for all-reduce, 0 = TF's choice",
         minimum=0,
+        maximum=1 << 40,
         nullable=True,
     ),
-    Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, nullable=True),
+    Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, maximum=1024, nullable=True),
     Axis(
         "partitioner",
         str,
@@ -227,8 +239,22 @@ AXES: dict[str, Axis] = _axes(
         "namespace whose link is shaped to this rate (tc syntax: 100mbit, 1gbit); empty: loopback, unshaped",
         nullable=True,
     ),
-    Axis("nodes", int, 1, "number of nodes (hosts); for cluster strategies, the number of workers", minimum=1),
-    Axis("devices_per_node", int, 1, "accelerators or logical CPU devices per node", minimum=1),
+    Axis(
+        "nodes",
+        int,
+        1,
+        "number of nodes (hosts); for cluster strategies, the number of workers",
+        minimum=1,
+        maximum=MAX_NODES,
+    ),
+    Axis(
+        "devices_per_node",
+        int,
+        1,
+        "accelerators or logical CPU devices per node",
+        minimum=1,
+        maximum=MAX_DEVICES_PER_NODE,
+    ),
     Axis(
         "parallelism",
         str,
@@ -243,6 +269,7 @@ AXES: dict[str, Axis] = _axes(
         None,
         "pipeline: contiguous layer groups, one per device (empty: one per device)",
         minimum=1,
+        maximum=1024,
         nullable=True,
     ),
     Axis(
@@ -251,6 +278,7 @@ AXES: dict[str, Axis] = _axes(
         4,
         "pipeline: micro-batches the global batch is cut into (GPipe schedule)",
         minimum=1,
+        maximum=1 << 16,
         nullable=True,
     ),
     Axis(
@@ -260,9 +288,10 @@ AXES: dict[str, Axis] = _axes(
         "tensor, hybrid: devices each weight is sharded over (empty: every device "
         "for tensor, 2 for hybrid); hybrid uses devices / tensor_parallel data-parallel copies",
         minimum=1,
+        maximum=1 << 16,
         nullable=True,
     ),
-    Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1),
+    Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1, maximum=1 << 24),
     Axis(
         "batch_policy",
         str,
@@ -291,8 +320,16 @@ AXES: dict[str, Axis] = _axes(
         choices=TASKS,
         default_in_id=False,
     ),
-    Axis("data_examples", int, 4096, "data files: examples written", minimum=1, nullable=True),
-    Axis("data_shards", int, 8, "data files: TFRecord files the examples are split into", minimum=1, nullable=True),
+    Axis("data_examples", int, 4096, "data files: examples written", minimum=1, maximum=1 << 31, nullable=True),
+    Axis(
+        "data_shards",
+        int,
+        8,
+        "data files: TFRecord files the examples are split into",
+        minimum=1,
+        maximum=1 << 16,
+        nullable=True,
+    ),
     Axis(
         "data_compression",
         str,
@@ -308,6 +345,7 @@ AXES: dict[str, Axis] = _axes(
         "data files: parallel calls of the parse/decode and augment maps and the file interleave; auto: tf.data "
         "AUTOTUNE",
         minimum=1,
+        maximum=1024,
         nullable=True,
         auto=True,
     ),
@@ -317,6 +355,7 @@ AXES: dict[str, Axis] = _axes(
         1024,
         "data files: examples in the shuffle buffer (0: no shuffle)",
         minimum=0,
+        maximum=1 << 31,
         nullable=True,
     ),
     Axis(
@@ -325,6 +364,7 @@ AXES: dict[str, Axis] = _axes(
         AUTO,
         "data files: batches prefetched after batching (0: none); auto: tf.data AUTOTUNE",
         minimum=0,
+        maximum=1024,
         nullable=True,
         auto=True,
     ),
@@ -356,6 +396,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "timed steps; auto: timing windows until the 95 % CI of the median step is within +-target_ci "
         "(at least 10 windows) or max_measure_s is spent",
         minimum=1,
+        maximum=MAX_STEPS,
         sweepable=False,
         recorded=False,
         auto=True,
@@ -367,6 +408,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "untimed steps first (the first one includes tracing); auto: windows until the last 3 agree within 5 %, "
         "at most max_warmup_s",
         minimum=1,
+        maximum=MAX_STEPS,
         sweepable=False,
         auto=True,
     ),
@@ -376,6 +418,7 @@ SETTINGS: dict[str, Axis] = _axes(
         AUTO,
         "steps per timing window, each window ended by a host sync; auto: enough steps for min_window_s",
         minimum=1,
+        maximum=MAX_STEPS,
         sweepable=False,
         auto=True,
     ),
@@ -386,6 +429,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "window_steps auto: shortest timing window, seconds; auto: 0.002 on cpu, 0.05 on gpu (a host sync costs "
         "< 1 % of it)",
         minimum=0.0001,
+        maximum=3600,
         sweepable=False,
         auto=True,
     ),
@@ -395,6 +439,7 @@ SETTINGS: dict[str, Axis] = _axes(
         0.02,
         "steps auto: stop once the 95 % CI of the median step is within +- this fraction of the median",
         minimum=0.001,
+        maximum=1,
         sweepable=False,
         recorded=False,
     ),
@@ -404,6 +449,7 @@ SETTINGS: dict[str, Axis] = _axes(
         MAX_MEASURE_S,
         "steps auto: most seconds of timed windows per config (and per repeat)",
         minimum=0.1,
+        maximum=MAX_SECONDS,
         sweepable=False,
     ),
     Axis(
@@ -412,6 +458,7 @@ SETTINGS: dict[str, Axis] = _axes(
         MAX_WARMUP_S,
         "warmup_steps auto: most seconds of warm-up windows before timing starts anyway",
         minimum=0.1,
+        maximum=MAX_SECONDS,
         sweepable=False,
     ),
     Axis(
@@ -421,6 +468,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "fresh worker processes per config, interleaved over the sweep (every config once, then again); their "
         "medians are combined and the CI then covers the spread between processes",
         minimum=1,
+        maximum=MAX_REPEATS,
         sweepable=False,
     ),
     Axis(
@@ -429,6 +477,7 @@ SETTINGS: dict[str, Axis] = _axes(
         600.0,
         "seconds before the config's process tree is killed",
         minimum=1,
+        maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
     ),
@@ -438,6 +487,7 @@ SETTINGS: dict[str, Axis] = _axes(
         300.0,
         "cluster strategies: seconds for every trainer to join the cluster",
         minimum=1,
+        maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
     ),
@@ -448,6 +498,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "cluster strategies: longest silence of a trainer between progress "
         "reports (warm-up, each timing window) before the cluster is stopped",
         minimum=1,
+        maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
     ),
@@ -479,6 +530,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "with grad_noise: the probe runs in one step of every N (the plain step in the others; 1: every step): "
         "its cost on the step time falls about N-fold, and so do the estimate's samples",
         minimum=1,
+        maximum=MAX_STEPS,
         sweepable=False,
         recorded=False,
     ),
@@ -488,6 +540,7 @@ SETTINGS: dict[str, Axis] = _axes(
         10,
         "timed calls of each communication measurement",
         minimum=1,
+        maximum=1 << 20,
         sweepable=False,
         recorded=False,
     ),
@@ -499,23 +552,42 @@ SETTINGS: dict[str, Axis] = _axes(
         sweepable=False,
         recorded=False,
     ),
-    Axis("profile_steps", int, 3, "steps traced when profile is on", minimum=1, sweepable=False, recorded=False),
+    Axis(
+        "profile_steps",
+        int,
+        3,
+        "steps traced when profile is on",
+        minimum=1,
+        maximum=1 << 16,
+        sweepable=False,
+        recorded=False,
+    ),
     Axis(
         "telemetry_hz",
         float,
         10.0,
         "samples per second of host and GPU telemetry (0: off)",
         minimum=0,
+        maximum=1000,
         sweepable=False,
         recorded=False,
     ),
-    Axis("seed", int, 0, "seed of the synthetic data and model initialisation", minimum=0, sweepable=False),
+    Axis(
+        "seed",
+        int,
+        0,
+        "seed of the synthetic data and model initialisation",
+        minimum=0,
+        maximum=2**32 - 1,
+        sweepable=False,
+    ),
     Axis(
         "price_per_device_hour",
         float,
         None,
         "price of one device for one hour (any currency): the report then gives the cost per million examples",
         minimum=0,
+        maximum=1e9,
         nullable=True,
         sweepable=False,
     ),
@@ -526,6 +598,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "peak FLOP/s of one device, the denominator of mfu; empty: GPUs from tfscale.peaks' datasheet table, CPUs "
         "measured by a matmul microbenchmark before the sweep",
         minimum=1,
+        maximum=1e21,
         nullable=True,
         sweepable=False,
         recorded=False,

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,8 +66,19 @@ def config_id(config: dict[str, Any], device: str, user_model: dict[str, Any] | 
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+# Configs of one suite: each is a fresh process of at least ~4 s (a sweep this long runs for days); a 15 KB suite could
+# name 10^9 of them, and expanding those ran out of memory.
+MAX_CONFIGS = 10_000
+
+
 def expand(suite: Suite) -> Plan:
     """Expand a validated suite into its configs, in matrix order then include order."""
+    product = math.prod(len(values) for values in suite.matrix.values()) if suite.matrix else 0
+    named = product + len(suite.include)
+    if named > MAX_CONFIGS:
+        raise SuiteError(
+            f"{suite.path}: matrix and include name {named} configs, over the {MAX_CONFIGS} of one suite; split it"
+        )
     base = {k: a.default for k, a in {**AXES, **SETTINGS}.items()} | suite.defaults
     configs = []
     keys = list(suite.matrix)

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from tfscale.axes import ALL_KEYS, AUTO, AXES, ZOO_MODELS, Axis
+from tfscale.untrusted import NAME
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_FILE = "suite.schema.json"  # shipped beside the suites in suites/; `tfscale schema -o` writes one anywhere
@@ -34,6 +35,8 @@ def value_schema(axis: Axis) -> dict[str, Any]:
         schema["enum"] = list(axis.choices)
     if axis.minimum is not None:
         schema["minimum"] = axis.minimum
+    if axis.maximum is not None:
+        schema["maximum"] = axis.maximum
     if axis.name == "model":
         schema["examples"] = list(ZOO_MODELS)  # or a name under `models`: only the plan knows those
     if axis.name == "network_link":
@@ -90,6 +93,7 @@ def suite_schema() -> dict[str, Any]:
         "description": "this entry's simulated network, {simulate: true, link: RATE}",
     }
     properties["include"] = {"type": "array", "items": entry, "description": properties["include"]["description"]}
+    properties["models"]["propertyNames"] = {"pattern": f"^{NAME.pattern}$"}  # tfscale.untrusted: a name
     properties["commbench"]["anyOf"].insert(0, {"type": "boolean"})  # `commbench: true` takes the defaults
     # tfscale plan: "matrix: empty; give at least one axis" unless `include` names configs or `network` sweeps links.
     swept_links = {

@@ -7,6 +7,7 @@ what is allowed. Pure: imports no TensorFlow.
 from __future__ import annotations
 
 import copy
+import math
 import re
 import reprlib
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tfscale.axes import ALL_KEYS, AUTO, AXES, SETTINGS, ZOO_MODELS, Axis
 from tfscale.errors import SuiteError
 from tfscale.netsim.rate import parse_rate
+from tfscale.untrusted import NAME, NAME_RULE, UntrustedFile, is_name, read_capped, unsafe_character, visible
 
 _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -56,8 +58,8 @@ class Suite(BaseModel):
     # JSON Schema (tfscale.schema) then never refuses what the loader accepts.
     model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-        description="names the results folder and the report (letters, digits, _ . -)",
+        pattern=f"^{NAME.pattern}$",
+        description=f"names the results folder and the report: {NAME_RULE}",
     )
     description: str = Field("", description="one line shown at the top of the report")
     device: Literal["cpu", "gpu"] = Field(
@@ -100,17 +102,30 @@ class Suite(BaseModel):
 
 MAX_SUITE_BYTES = 1 << 20  # a suite is a page of YAML; anything this big is not one
 MAX_ALIASES = 100  # YAML aliases (*name): a few share defaults; thousands nest into a billion-laughs bomb
+# Values (scalars, lists and mappings) of the parsed suite, every alias expanded: a bomb of 80 aliases under
+# MAX_ALIASES still expands to 10^9, and it would be expanded by the first copy or message that walks it.
+MAX_VALUES = 100_000
+# Nesting of lists and mappings: a suite's deepest is a user model's args, a few levels down. PyYAML's scanner is
+# quadratic in flow nesting (40,000 "[" took 14.5 s before the recursion limit refused them): refused while scanning.
+MAX_DEPTH = 32
+_OPENS = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Read, parse and validate a suite file. Raises SuiteError with a one-line message."""
+    """Read, parse and validate a suite file (a regular file or a pipe, at most MAX_SUITE_BYTES). Raises SuiteError
+    with a one-line message."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_SUITE_BYTES:
-            raise SuiteError(
-                f"{path}: {path.stat().st_size} bytes: not a suite file (at most {MAX_SUITE_BYTES} bytes of YAML)"
-            )
-        data = path.read_bytes()
+        data = read_capped(path, MAX_SUITE_BYTES, pipes=True)
+    except UntrustedFile as e:
+        raise SuiteError(f"{e}: not a suite file (at most {MAX_SUITE_BYTES} bytes of YAML in a file)") from None
     except OSError as e:
         raise SuiteError(f"{path}: cannot read suite file: {e.strerror or e}") from None
     if b"\0" in data:
@@ -131,15 +146,70 @@ def _short(value: Any) -> str:
     return _REPR.repr(value)
 
 
-def _count_aliases(text: str) -> int:
-    return sum(isinstance(token, yaml.AliasToken) for token in yaml.scan(text, Loader=yaml.SafeLoader))
+def _scan(text: str, source: str) -> None:
+    """Refuse, token by token before anything is built, YAML that nests deeper than MAX_DEPTH or has more than
+    MAX_ALIASES aliases."""
+    depth = aliases = 0
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        if isinstance(token, _OPENS):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SuiteError(f"{source}: nested too deeply to be a suite (over {MAX_DEPTH} levels)")
+        elif isinstance(token, _CLOSES):
+            depth -= 1
+        elif isinstance(token, yaml.AliasToken):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise SuiteError(f"{source}: more than {MAX_ALIASES} YAML aliases (*name): refused, as an alias bomb")
+
+
+def _where(where: str, key: object) -> str:
+    key = visible(key)[:40] if isinstance(key, str) else _short(key)
+    return f"{where}.{key}" if where else key
+
+
+def check_data(data: Any, source: str) -> None:
+    """Refuse what no suite holds, in document order, before anything copies or prints it: more than MAX_VALUES
+    values once aliases are expanded, a value JSON cannot hold (YAML's !!binary, !!set, dates: a spec is JSON), a
+    number that is not finite, a string with an unsafe character (tfscale.untrusted: a newline in a model name broke
+    out of a script's comment line)."""
+    todo: list[tuple[Any, str]] = [(data, "")]
+    seen = 0
+    while todo:
+        value, where = todo.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise SuiteError(f"{source}: over {MAX_VALUES} values once its YAML aliases are expanded: not a suite")
+        if isinstance(value, str):
+            bad = unsafe_character(value)
+            if bad is not None:
+                raise SuiteError(
+                    f"{source}: {where or 'the document'}: {bad} in '{visible(value)[:60]}': control, line-separator "
+                    "and bidirectional characters are refused in a suite"
+                )
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise SuiteError(f"{source}: {where}: {value} is not a finite number")
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if isinstance(key, str) and unsafe_character(key) is not None:
+                    raise SuiteError(
+                        f"{source}: {_where(where, key)}: {unsafe_character(key)} in a key: control, line-separator "
+                        "and bidirectional characters are refused in a suite"
+                    )
+                todo.append((item, _where(where, key)))
+        elif isinstance(value, list):
+            todo.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value))))
+        elif not isinstance(value, _JSON_SCALARS):
+            raise SuiteError(
+                f"{source}: {where}: a YAML {type(value).__name__} is no suite value (text, numbers, true/false, "
+                "lists and mappings)"
+            )
 
 
 def parse_suite(text: str, source: str = "<suite>") -> Suite:
     """Parse and validate suite YAML given as text; `source` names it in messages."""
     try:
-        if _count_aliases(text) > MAX_ALIASES:
-            raise SuiteError(f"{source}: more than {MAX_ALIASES} YAML aliases (*name): refused, as an alias bomb")
+        _scan(text, source)
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
@@ -149,12 +219,14 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
         raise SuiteError(f"{source}: YAML error: {e}") from None
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
+    check_data(data, source)
     return _validate(data, source)  # the parsed data is ours to rewrite
 
 
 def suite_from_dict(data: Any, source: str = "<dict>") -> Suite:
     """Validate a suite given as the dict a suite file parses to (tfscale.run from Python); `source` names it in
     messages. The dict is not changed."""
+    check_data(data, source)
     try:
         data = copy.deepcopy(data)  # _validate rewrites the network option and include entries in place
     except RecursionError:
@@ -172,6 +244,9 @@ def _validate(data: Any, source: str) -> Suite:
         suite = Suite(**data, path=source)
     except ValidationError as e:
         raise SuiteError(f"{source}: {_pydantic_line(e)}") from None
+    bad = next((name for name in suite.models if not is_name(name)), None)
+    if bad is not None:  # a model name goes into labels, file names and the comments of emitted scripts
+        raise SuiteError(f"{source}: models.{bad}: a model name is {NAME_RULE}")
     _apply_network(suite, source)
     _check_values(suite, source)
     return suite
@@ -260,11 +335,11 @@ def check_value(where: str, key: str, value: Any, models: tuple[str, ...], sourc
         return
     if not _has_type(value, axis.kind):
         expected = f"{axis.kind.__name__} or {AUTO}" if axis.auto else axis.kind.__name__
-        raise SuiteError(f"{source}: {where}: expected {expected}, got {value!r}")
+        raise SuiteError(f"{source}: {where}: expected {expected}, got {_short(value)}")
     if key == "model":
         if value not in models:
             raise SuiteError(
-                f"{source}: {where}: unknown model {value!r}; allowed: {', '.join(models)} "
+                f"{source}: {where}: unknown model {_short(value)}; allowed: {', '.join(models)} "
                 "(user models are declared under `models`)"
             )
         return
@@ -276,9 +351,15 @@ def check_value(where: str, key: str, value: Any, models: tuple[str, ...], sourc
         return
     if axis.choices is not None and value not in axis.choices:
         what = "strategy" if key == "strategy" else "value"
-        raise SuiteError(f"{source}: {where}: unknown {what} {value!r}; allowed: {', '.join(axis.choices)}")
+        raise SuiteError(f"{source}: {where}: unknown {what} {_short(value)}; allowed: {', '.join(axis.choices)}")
     if axis.minimum is not None and value < axis.minimum:
-        raise SuiteError(f"{source}: {where}: must be >= {axis.minimum:g}, got {value!r}")
+        raise SuiteError(f"{source}: {where}: must be >= {_bound(axis.minimum)}, got {_short(value)}")
+    if axis.maximum is not None and not value <= axis.maximum:  # `not <=`: NaN compares False (check_data refuses it)
+        raise SuiteError(f"{source}: {where}: must be <= {_bound(axis.maximum)}, got {_short(value)}")
+
+
+def _bound(limit: float) -> str:
+    return str(limit) if isinstance(limit, int) else f"{limit:g}"
 
 
 def _has_type(value: Any, kind: type) -> bool:

@@ -344,3 +344,20 @@ def test_files_are_refused_where_they_cannot_be_read():
     with pytest.raises(SuiteError) as info:
         plan_of("name: p\ninclude: [{strategy: multi_worker_mirrored, nodes: 4, data: files, data_shards: 2}]\n")
     assert "data_shards=2 < 4 workers" in str(info.value)
+
+
+def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
+    import time
+
+    from tfscale.planner import MAX_CONFIGS
+
+    suite = parse_suite(
+        "name: big\nmatrix:\n"
+        + "".join(f"  {axis}: {list(range(1, 11))}\n" for axis in ("batch_size", "micro_batches", "data_shards"))
+        + "  devices_per_node: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n",
+        "big.yaml",
+    )
+    start = time.perf_counter()
+    with pytest.raises(SuiteError, match=f"^big.yaml: matrix and include name 11000 configs, over the {MAX_CONFIGS}"):
+        expand(suite)
+    assert time.perf_counter() - start < 1

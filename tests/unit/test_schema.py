@@ -41,7 +41,7 @@ def test_shipped_suites_start_with_the_schema_line_and_validate(path, validator)
 
 def test_value_schema_of_an_axis_exactly():
     assert value_schema(ALL_KEYS["steps"]) == {
-        "anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}],
+        "anyOf": [{"type": "integer", "minimum": 1, "maximum": 2**31}, {"const": "auto"}],
         "description": ALL_KEYS["steps"].help,
         "default": "auto",
     }

@@ -3,6 +3,7 @@ the shipped suites) and hostile files. Each must plan, or be refused with one Su
 never another exception. Seeded, so a failure reproduces."""
 
 import random
+import time
 
 import pytest
 
@@ -47,7 +48,7 @@ def bomb(levels: int, width: int) -> str:
         (b"", "a suite must be a mapping with at least `name` and `matrix`"),
         (("matrix: " + "[" * 5000 + "]" * 5000).encode(), "nested too deeply to be a suite"),
         (bomb(4, 40).encode(), "more than 100 YAML aliases (*name): refused, as an alias bomb"),
-        (b"#" * (MAX_SUITE_BYTES + 1), f"{MAX_SUITE_BYTES + 1} bytes: not a suite file"),
+        (b"#" * (MAX_SUITE_BYTES + 1), f"over {MAX_SUITE_BYTES} bytes: not a suite file"),
     ],
 )
 def test_hostile_files_give_one_line(tmp_path, content, message):
@@ -58,10 +59,49 @@ def test_hostile_files_give_one_line(tmp_path, content, message):
     assert str(error.value).startswith(f"{path}: {message}")
 
 
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [("/dev/zero", "/dev/zero: not a regular file: not a suite file"), ("/", "/: not a regular file")],
+)
+def test_special_files_are_refused_at_once(path, message):
+    with pytest.raises(SuiteError) as error:
+        load_suite(path)
+    assert str(error.value).startswith(message)
+
+
 def test_an_alias_bomb_under_the_limit_is_refused_at_once():
-    # 9 levels of 10: 80 aliases, 10^9 leaves if expanded; the rejected value is written cut short
-    with pytest.raises(SuiteError, match=r"include\.0: Input should be a valid dictionary \(got \[\[\[\.\.\.\]"):
+    # 9 levels of 10: 80 aliases, 10^9 leaves if expanded: refused by size before anything walks it whole
+    with pytest.raises(SuiteError, match=r"^b\.yaml: over 100000 values once its YAML aliases are expanded"):
         parse_suite(bomb(9, 10), "b.yaml")
+
+
+def _bomb_anchors(levels: int = 9, width: int = 10) -> list[str]:
+    lines = [f"  - &a0 [{', '.join(['x'] * width)}]"]
+    lines += [f"  - &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return lines
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "models: {m: {entry: 'mod:fn', args: {big: *a8}}}\nmatrix: {model: [m]}",  # model_dump expanded it
+        "matrix: {model: [*a8]}",  # the error message's repr expanded it
+        "defaults: {steps: *a8}\nmatrix: {model: [mlp]}",
+    ],
+)
+def test_alias_bombs_anywhere_are_refused_in_a_second(where):
+    text = "\n".join(["name: b", "anchors:", *_bomb_anchors(), where])
+    start = time.perf_counter()
+    with pytest.raises(SuiteError, match=r"^b\.yaml: over 100000 values once its YAML aliases are expanded"):
+        parse_suite(text, "b.yaml")
+    assert time.perf_counter() - start < 5  # seconds: bounded by MAX_VALUES, not by the 10^9 values
+
+
+def test_deep_flow_nesting_is_refused_while_scanning():
+    start = time.perf_counter()
+    with pytest.raises(SuiteError, match=r"^d\.yaml: nested too deeply to be a suite \(over 32 levels\)"):
+        parse_suite("matrix: " + "[" * 40_000 + "]" * 40_000, "d.yaml")
+    assert time.perf_counter() - start < 5  # seconds (14.5 s before the scan stopped at the limit)
 
 
 @pytest.mark.parametrize("run_id", ["../../x", "", ".hidden", "a/b", "x" * 65, "é"])

@@ -6,19 +6,24 @@ import re
 
 # tc(8): bit rates use SI prefixes (1 kbit = 1000 bit/s); only bit rates are accepted, to avoid bit/byte mix-ups.
 _UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit|tbit)$")
+_RATE = re.compile(r"(\d{1,15}(?:\.\d{1,15})?)(bit|kbit|mbit|gbit|tbit)")
+MAX_BITS_PER_S = 100e12  # 100 tbit: above any link; beyond it a suite's number is a mistake (300 digits made inf)
 MIN_BURST_BYTES = 64 * 1024
 BURST_SECONDS = 0.004  # one tick of a 250 Hz kernel: a smaller bucket cannot reach the rate
 
 
 def parse_rate(text: str) -> float:
     """Bytes per second of a rate such as "100mbit" (case-insensitive). Raises ValueError."""
-    match = _RATE.match(text.strip().lower()) if isinstance(text, str) else None
-    if match is None or float(match.group(1)) <= 0:
+    match = _RATE.fullmatch(text.strip().lower()) if isinstance(text, str) else None
+    bits = float(match.group(1)) * _UNITS[match.group(2)] if match else 0.0
+    if not 0 < bits <= MAX_BITS_PER_S:
         raise ValueError(
-            f"{text!r} is not a link rate; write a positive number and bit|kbit|mbit|gbit|tbit, e.g. 100mbit or 1gbit"
+            f"{text[:40]!r} is not a link rate; write a positive number and bit|kbit|mbit|gbit|tbit up to "
+            f"{MAX_BITS_PER_S / 1e12:g}tbit, e.g. 100mbit or 1gbit"
+            if isinstance(text, str)
+            else f"{type(text).__name__} is not a link rate; write e.g. 100mbit or 1gbit"
         )
-    return float(match.group(1)) * _UNITS[match.group(2)] / 8
+    return bits / 8
 
 
 def tbf_burst_bytes(rate_bytes_per_s: float) -> int:

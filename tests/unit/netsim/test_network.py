@@ -22,7 +22,9 @@ def test_parse_rate(text, bytes_per_s):
     assert parse_rate(text) == bytes_per_s
 
 
-@pytest.mark.parametrize("text", ["100", "1gbps", "1GB", "0mbit", "fast", "-1mbit", ""])
+@pytest.mark.parametrize(
+    "text", ["100", "1gbps", "1GB", "0mbit", "fast", "-1mbit", "", "101tbit", "9" * 300 + "bit", 1e9]
+)
 def test_bad_rates_are_refused(text):
     with pytest.raises(ValueError, match="is not a link rate"):
         parse_rate(text)
@@ -53,7 +55,8 @@ def test_layout_names_fit_interface_limits():
 def test_setup_and_teardown_commands():
     layout = Layout("r-p1-c0", 2)
     commands = setup_commands(layout, 12.5e6)
-    assert commands[0][:5] == ["ip", "link", "add", layout.bridge, "type"]
+    assert commands[:2] == [["ip", "netns", "add", layout.namespace(0)], ["ip", "netns", "add", layout.namespace(1)]]
+    assert commands[2][:5] == ["ip", "link", "add", layout.bridge, "type"]
     shaped = [c for c in commands if c[0] == "tc"]
     assert len(shaped) == 4  # both ends of both nodes' veths
     tbf = ["root", "tbf", "rate", "100000000bit", "burst", "65536", "latency", "100ms"]
@@ -151,7 +154,7 @@ def test_single_link_is_a_default_and_simulate_false_does_nothing():
         (
             "network: {simulate: true, link: 1gbps}\nmatrix: {nodes: [2]}",
             "n.yaml: defaults.network_link: '1gbps' is not a link rate; write a positive number and "
-            "bit|kbit|mbit|gbit|tbit, e.g. 100mbit or 1gbit",
+            "bit|kbit|mbit|gbit|tbit up to 100tbit, e.g. 100mbit or 1gbit",
         ),
         (
             "matrix: {nodes: [2], network_link: [1gbit, fast]}",
@@ -247,3 +250,22 @@ def test_network_rows_relate_busbw_to_the_link_and_to_loopback():
     assert (row[m.BUSBW_LINK_FRACTION], row["check_link_fraction"], row["comm_vs_loopback"]) == (0.8, 0.95, 15.0)
     assert layout_label(frame.iloc[1]) == "2 nodes × 1, 100mbit"
     assert layout_label(frame.iloc[0]) == "2 nodes × 1"
+
+
+def test_clean_net_never_takes_a_network_being_set_up_for_a_dead_runs():
+    # After every setup command, what `ip` would list: a live run's links must never look stale (its bridge was
+    # once made before its first namespace, and clean-net could delete it in that moment).
+    from tfscale.netsim.clean import Stale, find_stale
+
+    layout = Layout("run1-p4242-c0", 2)
+    namespaces, links = [], []
+    for command in setup_commands(layout, 12.5e6):
+        if command[:3] == ["ip", "netns", "add"]:
+            namespaces.append(command[3])
+        elif command[:3] == ["ip", "link", "add"]:
+            links += [command[3], *([command[command.index("peer") + 2]] if "peer" in command else [])]
+        elif command[:3] == ["ip", "link", "set"] and "netns" in command:
+            links.remove(command[3])  # the node's end moved into its namespace
+        assert find_stale(namespaces, links, lambda pid: pid == 4242) == Stale([], []), command
+    assert len(namespaces) == 2 and len(links) == 3  # a bridge and two host ends
+    assert find_stale(namespaces, links, lambda pid: False) == Stale(namespaces, links)
