@@ -19,6 +19,7 @@ from tfscale import contract
 from tfscale.contract import Task
 from tfscale.labels import model_label
 from tfscale.spec import RunSpec
+from tfscale.untrusted import visible
 
 if TYPE_CHECKING:
     from tfscale.planner import Plan
@@ -117,8 +118,9 @@ def spec_file(spec: RunSpec) -> str:
 
 
 def config_comment(spec: RunSpec) -> str:
-    """What a script says about a config above its commands: id, model and how it uses its devices."""
-    return f"# {spec.config_id}: {model_label(spec.model, spec.model_size)} {spec.mode_label}"
+    """What a script says about a config above its commands: id, model and how it uses its devices, on one line
+    whatever the names hold (the plan refuses control characters; this holds for specs built any other way)."""
+    return "# " + visible(f"{spec.config_id}: {model_label(spec.model, spec.model_size)} {spec.mode_label}")
 
 
 def result_template(spec: RunSpec) -> str:

@@ -11,14 +11,15 @@ filesystem or volume); merging those into records is the job of the runner that 
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from tfscale import contract
+from tfscale.errors import TfscaleError
+from tfscale.launch import checks
 from tfscale.launch.base import spec_file
 from tfscale.planner import Plan
-from tfscale.store import write_json_atomic
+from tfscale.store import write_atomic, write_json_atomic
 
 SPEC_ORDER_FILE = "order.json"  # specs/order.json: the config ids in plan order (tfscale collect keeps it)
 
@@ -35,6 +36,20 @@ class LaunchOptions:
     pod_cpus: int = 8  # kubernetes: CPUs each pod requests
     pod_memory: str = "32Gi"  # kubernetes: memory each pod requests (and is limited to)
 
+    def __post_init__(self) -> None:
+        """Refuse, naming the option, a value that is not of its tool's syntax (tfscale.launch.checks)."""
+        checks.check_slurm_names("--partition", self.partition)
+        checks.check_slurm_names("--account", self.account)
+        checks.check_time("--time", self.time_limit)
+        checks.check_port("--port-base", self.port_base)
+        checks.check_pattern("--image", self.image, checks.IMAGE, "an image is [registry/]path[:tag][@digest]")
+        for host in self.hosts:
+            checks.check_host("--hosts", host)
+        checks.check_text("--python", self.python)
+        if not 1 <= self.pod_cpus <= 4096:
+            raise TfscaleError(f"--pod-cpus {self.pod_cpus}: must be 1 to 4096")
+        checks.check_pattern("--pod-memory", self.pod_memory, checks.QUANTITY, "a Kubernetes quantity such as 32Gi")
+
 
 def write_specs(plan: Plan, out: Path) -> None:
     (out / "specs").mkdir(parents=True, exist_ok=True)
@@ -43,7 +58,7 @@ def write_specs(plan: Plan, out: Path) -> None:
     for spec in plan.specs:
         # User-model modules are imported from the folder the worker runs in (copy them beside the specs).
         portable = dataclasses.replace(spec, suite_dir=".")
-        (out / spec_file(spec)).write_text(json.dumps(portable.to_dict(), indent=1), encoding="utf-8")
+        write_json_atomic(out / spec_file(spec), portable.to_dict())
 
 
 def emit(plan: Plan, target: str, out: Path, options: LaunchOptions) -> list[Path]:
@@ -58,6 +73,6 @@ def emit(plan: Plan, target: str, out: Path, options: LaunchOptions) -> list[Pat
     written = []
     for name, text in files.items():
         path = out / name
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
         written.append(path)
     return written

@@ -27,6 +27,7 @@ from pathlib import Path
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale.errors import TfscaleError
+from tfscale.launch import checks
 from tfscale.launch.base import (
     STOPPED_TIMEOUT,
     Job,
@@ -62,6 +63,13 @@ class SlurmOptions:
     account: str | None = None
     time_limit: str | None = None  # salloc --time syntax, e.g. "2:00:00"
     extra: tuple[str, ...] = ()  # further salloc arguments, e.g. ("--gres=gpu:4",)
+
+    def __post_init__(self) -> None:
+        checks.check_slurm_names("--partition", self.partition)
+        checks.check_slurm_names("--account", self.account)
+        checks.check_time("--time-limit", self.time_limit)
+        for arg in self.extra:
+            checks.check_text("--slurm-arg", arg)
 
     def salloc_args(self, nodes: int, name: str, gpu_args: list[str] | None = None) -> list[str]:
         args = ["salloc", "--no-shell", f"--nodes={nodes}", f"--job-name={name}", *(gpu_args or [])]
@@ -415,6 +423,7 @@ class SlurmLauncher(Launcher):
         """An sbatch script: the allocation fits the largest config; one srun job step per config, in order."""
         most_nodes = max(s.nodes for s in plan.specs)
         most_tasks = max(len(contract.tasks_of(s)) for s in plan.specs)
+        checks.check_port("--port-base", options.port_base, most_tasks)  # a node may hold every task of a step
         gpu_args = allocation_gpu_args(plan.specs, most_nodes)
         lines = [
             "#!/bin/bash",

@@ -182,3 +182,12 @@ def test_scripts_match_their_golden_files(tmp_path, target, options):
     assert sorted(p.name for p in written) == sorted(p.name for p in folder.iterdir())
     for path in written:
         assert path.read_text() == (folder / path.name).read_text(), path.name
+
+
+def test_the_slurm_port_base_leaves_a_port_for_every_task(tmp_path):
+    from tfscale.errors import TfscaleError
+
+    with pytest.raises(TfscaleError, match=r"^--port-base 65534: 4 port\(s\) from it must lie in 1\.\.65535"):
+        emit(plan(), "slurm", tmp_path / "s", LaunchOptions(port_base=65534))
+    assert not (tmp_path / "s").exists()  # refused before anything is written
+    emit(plan(), "slurm", tmp_path / "s", LaunchOptions(port_base=65532))
