@@ -117,9 +117,12 @@ def setup_commands(layout: Layout, rate_bytes_per_s: float) -> list[list[str]]:
     """The ip/tc commands that create the network, in order."""
     rate = f"{round(rate_bytes_per_s * 8)}bit"
     tbf = ["tbf", "rate", rate, "burst", str(tbf_burst_bytes(rate_bytes_per_s)), "latency", TBF_LATENCY]
+    # The namespaces first: `tfscale clean-net` keeps a link only while a namespace of its live owner exists, so a
+    # bridge made before them could be taken for a dead run's leftover and deleted under the run.
+    commands = [["ip", "netns", "add", layout.namespace(node)] for node in range(layout.nodes)]
     # bridged frames must not go through the host's iptables (a FORWARD policy of DROP, as Docker sets, would
     # silently cut the nodes off)
-    commands = [
+    commands += [
         [
             "ip",
             "link",
@@ -139,7 +142,6 @@ def setup_commands(layout: Layout, rate_bytes_per_s: float) -> list[list[str]]:
     for node in range(layout.nodes):
         ns, host, peer = layout.namespace(node), layout.host_veth(node), layout.node_veth(node)
         commands += [
-            ["ip", "netns", "add", ns],
             ["ip", "link", "add", host, "mtu", str(MTU), "type", "veth", "peer", "name", peer, "mtu", str(MTU)],
             ["ip", "link", "set", peer, "netns", ns],
             ["ip", "link", "set", host, "master", layout.bridge, "up"],
