@@ -22,10 +22,9 @@ from tfscale.launch.base import Launcher
 from tfscale.launch.jobs import failure, new_job, run_job
 from tfscale.planner import expand
 from tfscale.spec import RunSpec
-from tfscale.store import LOGS_DIR, append_record, read_records
+from tfscale.store import COMMBENCH_FILE, LOGS_DIR, append_record, read_records
 from tfscale.suite import Suite
 
-COMMBENCH_FILE = "commbench.jsonl"
 TOPOLOGY_FIELDS = (
     "device",
     "strategy",

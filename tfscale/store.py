@@ -13,7 +13,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from tfscale import metrics as m
 from tfscale.axes import AUTO, AXES, DATA_SYNTHETIC, SETTINGS, TASK_RANDOM
 from tfscale.errors import RecordWarning, ResultsError
 from tfscale.metrics import SCHEMA_VERSION as SCHEMA_KEY
+from tfscale.untrusted import NAME_RULE, is_name, valid_text, visible
 
 if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s start-up light
     import pandas as pd
@@ -46,6 +47,7 @@ SCHEMA_VERSION = 3
 
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
+COMMBENCH_FILE = "commbench.jsonl"  # a run's all-reduce sweeps (tfscale.commbench), read as records
 LOGS_DIR = "logs"
 WORK_DIR = "work"  # specs, result parts and progress files of the running job; emptied as each ends
 
@@ -82,18 +84,11 @@ def update_to_3(record: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2, 3: update_to_3}
 
 
-# A run id names a folder, and goes into simulated-host namespace names: letters, digits, "_", ".", "-", starting
-# with a letter or digit (no "..", no "/"), short enough for those names.
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
 def check_run_id(run_id: str) -> str:
-    """`run_id` if valid, else ResultsError naming the rule."""
-    if not RUN_ID_PATTERN.match(run_id):
-        raise ResultsError(
-            f"--run-id {run_id!r}: a run id is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or "
-            "digit"
-        )
+    """`run_id` if valid, else ResultsError naming the rule. A run id names a folder and goes into simulated-host
+    namespace names: a name (tfscale.untrusted.NAME, matched in full: "r1\\n" is not one)."""
+    if not is_name(run_id):
+        raise ResultsError(f"--run-id '{visible(str(run_id))}': a run id is {NAME_RULE}")
     return run_id
 
 
@@ -167,16 +162,38 @@ def _config_id(line: str) -> str | None:
         return None
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write JSON to a temporary name, fsync, then rename: readers never see half a file."""
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write text (as UTF-8) or bytes to a temporary name beside `path`, fsync, then rename: readers never see half
+    a file, and a failure (a full disk, a character UTF-8 cannot write) leaves the file that was there as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, allow_nan=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def check_output(output: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
+    """`output` as a Path, unless writing it would replace records: one of the files read (`inputs`), or any
+    records, commbench or env file (ResultsError: `report -o RUN/records.jsonl` replaced the records with HTML)."""
+    output = Path(output)
+    taken = {Path(p).resolve() for p in inputs}
+    if output.name in (RECORDS_FILE, ENV_FILE, COMMBENCH_FILE) or output.resolve() in taken:
+        raise ResultsError(f"{output}: holds records or a run's environment: write the output elsewhere")
+    if output.is_dir():
+        raise ResultsError(f"{output}: is a folder; give a file to write")
+    return output
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write JSON atomically (write_atomic)."""
+    write_atomic(path, json.dumps(data, indent=1, allow_nan=False))
 
 
 def read_json(path: str | Path) -> Any | None:
@@ -252,6 +269,8 @@ def record_problem(record: dict[str, Any]) -> str | None:
         kinds = _NUMBER if axis.kind is float else (axis.kind,)
         if not isinstance(value, kinds) or (axis.kind is not bool and isinstance(value, bool)):
             return f"{name} must be {axis.kind.__name__}"
+        if axis.choices is not None and value not in axis.choices:  # readers look its facts up by it
+            return f"{name} must be one of {', '.join(map(str, axis.choices))}"
     for name, value in record.items():
         if value is None:
             continue
@@ -273,6 +292,21 @@ def record_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
+# A lone surrogate reaches a string only through a JSON escape (the line itself decoded as strict UTF-8); no report,
+# table or file can write it back out.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def read_records(path: str | Path, check: bool = False) -> Iterator[dict[str, Any]]:
     """Yield the upgraded records of one records.jsonl (or commbench.jsonl); unreadable lines (not UTF-8, not JSON:
     a torn write) are skipped with a RecordWarning; a line that is JSON but not a record, or with `check` not one
@@ -285,6 +319,8 @@ def read_records(path: str | Path, check: bool = False) -> Iterator[dict[str, An
                 if not line.strip():
                     continue
                 record = json.loads(line)
+                if _ESCAPED_SURROGATE.search(line):
+                    record = _without_lone_surrogates(record)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 warnings.warn(
                     f"{path}:{number}: unreadable record line skipped (torn write?)", RecordWarning, stacklevel=2

@@ -129,3 +129,48 @@ def test_version_1_records_are_upgraded_to_loopback_without_a_link():
         "bubble_fraction_theory": None,
         "model_parallel_method": None,
     }
+
+
+def test_lone_surrogates_in_a_record_read_as_replacement_characters(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"config_id": "a\\ud800", "reason": "x \\udfff", "nested": {"k\\ud801": ["\\ud802"]}, '
+                    '"emoji": "\\ud83d\\ude00", "schema_version": 3}\n')  # fmt: skip
+    [record] = store.read_records(path)
+    assert record["config_id"] == "a\ufffd" and record["reason"] == "x \ufffd"
+    assert record["nested"] == {"k\ufffd": ["\ufffd"]} and record["emoji"] == "\U0001f600"
+    json.dumps(record).encode("utf-8")  # writable again
+
+
+def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path):
+    path = tmp_path / "report.html"
+    path.write_text("old")
+    with pytest.raises(UnicodeEncodeError):
+        store.write_atomic(path, "new \ud800")  # a lone surrogate: UTF-8 cannot write it
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["report.html"]
+    store.write_atomic(path, b"\x00bytes")
+    assert path.read_bytes() == b"\x00bytes"
+
+
+@pytest.mark.parametrize("name", ["records.jsonl", "env.json", "commbench.jsonl"])
+def test_no_output_replaces_what_records_are_read_from(tmp_path, name):
+    with pytest.raises(ResultsError, match="holds records or a run's environment: write the output elsewhere"):
+        store.check_output(tmp_path / "run" / name)
+    read = tmp_path / "mine.jsonl"
+    with pytest.raises(ResultsError, match="holds records or a run's environment"):
+        store.check_output(tmp_path / "sub" / ".." / "mine.jsonl", [read])
+    with pytest.raises(ResultsError, match="is a folder"):
+        store.check_output(tmp_path)
+    assert store.check_output(tmp_path / "report.html", [read]) == tmp_path / "report.html"
+
+
+@pytest.mark.parametrize("run_id", ["r1\n", "r1\n\n", "../r1", "r1/x", "-r", ".r"])
+def test_a_run_id_is_matched_whole(run_id):
+    with pytest.raises(ResultsError, match="a run id is 1 to 64 letters"):
+        store.check_run_id(run_id)
+
+
+def test_an_axis_value_outside_its_choices_is_not_a_record_readers_can_use(tmp_path):
+    path = tmp_path / "records.jsonl"
+    store.append_record(path, {"config_id": "a", "status": "ok", "strategy": "<evil>"})
+    with pytest.raises(ResultsError, match=r"records\.jsonl:1: not a tfscale record: strategy must be one of one_dev"):
+        store.load_records(path)

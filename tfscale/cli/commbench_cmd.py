@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from tfscale.commbench import format_sweep, run_sweep, sizes_between, store_sweep, sweep_spec, topology_spec
@@ -53,6 +51,7 @@ def commbench(
     """Time the all-reduce alone from MIN_BYTES to MAX_BYTES by powers of two and fit T = alpha + beta*S*2(n-1)/n."""
     from tfscale.launch.local import LocalLauncher
     from tfscale.runner import default_run_id
+    from tfscale.store import run_dir
 
     spec = topology_spec(
         device,
@@ -64,7 +63,7 @@ def commbench(
         network_link=network_link,
         timeout_s=timeout_s,
     )
-    folder = Path(results_dir) / "commbench" / (run_id or default_run_id())
+    folder = run_dir(results_dir, "commbench", run_id or default_run_id())
     with LocalLauncher() as launcher:
         sweep = run_sweep(sweep_spec(spec, sizes_between(min_bytes, max_bytes), iters, warmup), folder, launcher)
     click.echo(format_sweep(sweep))
