@@ -15,6 +15,7 @@ import pandas as pd
 
 from tfscale import formatting
 from tfscale.compare import LOST_MISSING, VERDICT_REGRESSION, Lost, p_text
+from tfscale.untrusted import is_name, markdown_text, visible, xml_text
 
 JUNIT_SUITE = "tfscale compare"
 
@@ -62,8 +63,13 @@ def _figures(row) -> str:
     )
 
 
+def _line(text: str) -> str:
+    """Record text as one line of XML 1.0 (a test case's name, an attribute)."""
+    return xml_text(visible(text))
+
+
 def _name(config_id: str, model: str, mode: str, layout: str) -> str:
-    return f"{config_id} {model} {mode} {layout}"
+    return _line(f"{config_id} {model} {mode} {layout}")
 
 
 def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str, new: str, allow_missing=False) -> str:
@@ -71,7 +77,7 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
     suite = ET.Element("testsuite", name=JUNIT_SUITE)
     properties = ET.SubElement(suite, "properties")
     for key, value in (("base", base), ("new", new), ("threshold", f"{threshold:g}")):
-        ET.SubElement(properties, "property", name=key, value=value)
+        ET.SubElement(properties, "property", name=key, value=_line(value))
     failures = skipped = 0
     for _, row in rows.iterrows():
         case = ET.SubElement(
@@ -82,10 +88,10 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
         )
         if row["regression"]:
             failures += 1
-            message = f"{_figures(row)}; beyond the {threshold:.0%} threshold"
+            message = _line(f"{_figures(row)}; beyond the {threshold:.0%} threshold")
             ET.SubElement(case, "failure", message=message, type=VERDICT_REGRESSION).text = message
         else:
-            ET.SubElement(case, "system-out").text = _figures(row)
+            ET.SubElement(case, "system-out").text = _line(_figures(row))
     for config in lost:
         case = ET.SubElement(
             suite,
@@ -93,12 +99,13 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
             classname=JUNIT_SUITE,
             name=_name(config.config_id, config.model, config.mode, config.layout),
         )
+        line = _line(config.line())
         if not lost_fails(config, allow_missing):
             skipped += 1
-            ET.SubElement(case, "skipped", message=f"{config.line()} (--allow-missing)")
+            ET.SubElement(case, "skipped", message=f"{line} (--allow-missing)")
         else:
             failures += 1
-            ET.SubElement(case, "failure", message=config.line(), type=config.status).text = config.line()
+            ET.SubElement(case, "failure", message=line, type=_line(config.status)).text = line
     suite.set("tests", str(len(rows) + len(lost)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -110,8 +117,13 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
 
 
 def _cell(text) -> str:
-    """A Markdown table cell: pipes escaped, line breaks removed."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from the records as one line of plain Markdown (untrusted.markdown_text)."""
+    return markdown_text(str(text))
+
+
+def _code(config_id: str) -> str:
+    """A config id as code where it is a name (a code span cannot escape a backtick), else as plain text."""
+    return f"`{config_id}`" if is_name(config_id) else _cell(config_id)
 
 
 def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
@@ -120,17 +132,18 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> st
     header = "| verdict | config | model | mode | layout | throughput | step shift (95 % CI) | q |\n" + "|---" * 8 + "|"
 
     def line(row) -> str:
+        verdict = _cell(row["verdict"])
         cells = (
-            f"**{row['verdict']}**" if row["regression"] else row["verdict"],
-            f"`{row['config_id']}`",
-            row["model"],
-            row["mode"],
-            row["layout"],
-            f"{row['throughput_change']:+.1%}",
+            f"**{verdict}**" if row["regression"] else verdict,
+            _code(str(row["config_id"])),
+            _cell(row["model"]),
+            _cell(row["mode"]),
+            _cell(row["layout"]),
+            f"{row['throughput_change']:+.1%}",  # tfscale's own figures: no record text in them
             shift_text(row),
             p_text(row["q_value"]),
         )
-        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+        return "| " + " | ".join(cells) + " |"
 
     out = [f"**tfscale compare**: {summary_line(rows, lost, threshold)}.", ""]
     regressions = rows[rows["regression"]] if not rows.empty else rows

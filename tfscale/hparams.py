@@ -10,6 +10,7 @@ one session each, its hyperparameter values and one scalar per metric at step 0.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
 import time
@@ -21,6 +22,7 @@ from tfscale import metrics as m
 from tfscale.axes import AXES
 from tfscale.errors import TfscaleError
 from tfscale.records_doc import meanings
+from tfscale.untrusted import is_name
 
 # The figures of a config that become metrics (their descriptions: tfscale/metrics.py).
 METRICS = (
@@ -92,8 +94,17 @@ def _description(name: str, meaning: dict[str, str]) -> str:
     return AXES[name].help if name in AXES else meaning.get(name, "")
 
 
+def _folder_name(value: Any) -> str:
+    """An id as one folder name: itself where it is a name (tfscale.untrusted.NAME), else "id-" and 12 hex digits of
+    its hash (a record's ids are untrusted: "../.." or an absolute path must not lead out of the output folder)."""
+    text = str(value)
+    return text if is_name(text) else "id-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+
 def trial_name(row, several_runs: bool) -> str:
-    return f"{row[m.RUN_ID]}/{row[m.CONFIG_ID]}" if several_runs else str(row[m.CONFIG_ID])
+    """The trial's folder under the experiment's: <config_id>, or <run_id>/<config_id> over several runs."""
+    ids = (row[m.RUN_ID], row[m.CONFIG_ID]) if several_runs else (row[m.CONFIG_ID],)
+    return "/".join(_folder_name(value) for value in ids)
 
 
 def write_hparams(frame, out: str | Path) -> int:

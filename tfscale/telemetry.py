@@ -16,13 +16,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from tfscale import metrics as m
 from tfscale.contract import in_timed_windows
 from tfscale.envinfo import nvml_text
+from tfscale.untrusted import UntrustedFile, confined, read_capped
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = (
     "t_s",
@@ -187,6 +191,34 @@ def write_series(rows: list[dict[str, Any]], path: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+
+
+# Columns read back as text; every other column of COLUMNS is a number.
+TEXT_COLUMNS = ("phase", "gpu_uuid")
+MAX_SERIES_BYTES = 256 << 20  # 10 Hz over a day on 8 GPUs is ~100 MB
+
+
+def read_series(run_dir: Path, relative: str) -> pd.DataFrame | None:
+    """The series a record names (its telemetry_path, relative to its run folder), None where there is none to
+    show. Records are untrusted (tfscale.untrusted): only a regular file inside the run folder, at most
+    MAX_SERIES_BYTES, is read; only the columns write_series writes are kept, numbers as numbers (a cell that is not
+    one is empty); a file that is no CSV with a t_s column gives None."""
+    import io
+
+    import pandas as pd  # late: only the report reads series back
+
+    try:
+        data = read_capped(confined(run_dir, relative), MAX_SERIES_BYTES)
+        table = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (UntrustedFile, OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError):
+        return None
+    if "t_s" not in table.columns:
+        return None
+    kept = [c for c in COLUMNS if c in table.columns]
+    table = table[kept].replace("", None)
+    for column in (c for c in kept if c not in TEXT_COLUMNS):
+        table[column] = pd.to_numeric(table[column], errors="coerce")
+    return table[table["t_s"].notna()]
 
 
 def _mean(values: list[float]) -> float | None:

@@ -295,3 +295,21 @@ def test_schema_writes_the_json_schema_to_a_file_or_stdout(runner, tmp_path):
     assert result.exit_code == 0, result.output
     assert out.read_text() == schema_text()
     assert json.loads(runner.invoke(cli, ["schema"]).output)["title"] == "tfscale suite"
+
+
+def test_what_reaches_a_terminal_has_its_control_characters_escaped():
+    # A record's text (a reason, a model name) printed by any command passes through VisibleText; on a terminal
+    # click strips no escape sequence itself.
+    import io
+
+    import click
+
+    from tfscale.cli import VisibleText
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    click.echo("a\x1b[2Jb\rc\x00\u202e\n\td", file=VisibleText(terminal))
+    assert terminal.getvalue() == "a\\x1b[2Jb\\rc\\x00\\u202e\n\td\n"

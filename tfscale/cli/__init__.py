@@ -6,6 +6,7 @@ Importing this package imports neither TensorFlow nor pandas nor plotly (a test 
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import click
@@ -26,6 +27,7 @@ from tfscale.cli import (
     schema_cmd,
 )
 from tfscale.errors import RecordWarning, TfscaleError
+from tfscale.untrusted import terminal_text
 
 USER_ERROR_EXIT = 2
 
@@ -41,9 +43,32 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
     return _python_format(message, category, filename, lineno, line)
 
 
+class VisibleText:
+    """A text stream that passes on what it is given as untrusted.terminal_text: strings from records and suites (a
+    failure's reason, a model name, a log tail) reach the terminal through many commands' lines, and an escape
+    sequence in one must not clear the screen, move the cursor or retitle the window. Everything else is the
+    stream's own, but `buffer`: click would write around this object through it."""
+
+    buffer = None
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text):
+        if not isinstance(text, str):  # click probes with bytes to tell text streams from binary ones
+            return self._stream.write(text)
+        self._stream.write(terminal_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 class TfscaleGroup(click.Group):
     def invoke(self, ctx: click.Context):
         warnings.formatwarning = _one_line_warning
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = VisibleText(sys.stdout), VisibleText(sys.stderr)
         try:
             return super().invoke(ctx)
         except TfscaleError as error:  # the user's input was wrong: one line, no traceback (unless --debug)
@@ -51,6 +76,8 @@ class TfscaleGroup(click.Group):
                 raise
             click.echo(f"tfscale: error: {error}", err=True)
             ctx.exit(USER_ERROR_EXIT)
+        finally:
+            sys.stdout, sys.stderr = streams
 
 
 @click.group(cls=TfscaleGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from tfscale.errors import TfscaleError
+
 
 @click.command()
 @click.argument("base", type=click.Path(exists=True, file_okay=False))
@@ -44,16 +46,19 @@ def compare(
     from tfscale.compare import compare as compare_runs
     from tfscale.gate import gate_fails, junit_xml, markdown_table, shift_text, summary_line
     from tfscale.htmlreport.comparison import render_comparison
-    from tfscale.store import load_env, load_results
+    from tfscale.store import ENV_FILE, check_output, find_records_files, load_env, load_results, write_atomic
     from tfscale.textable import format_table
 
+    read = [*find_records_files(base), *find_records_files(new), Path(base) / ENV_FILE, Path(new) / ENV_FILE]
+    path = check_output(output or Path("reports") / "compare.html", read)
+    extra = [check_output(target, read) for target in (junit, markdown) if target]
+    if len({p.resolve() for p in (path, *extra)}) < 1 + len(extra):
+        raise TfscaleError("-o, --junit and --markdown must name different files")
     base_records, new_records = load_results(base), load_results(new)
     rows = compare_runs(base_records, new_records, threshold)
     lost = lost_configs(base_records, new_records)
     diffs = env_differences(load_env(base), load_env(new))
-    path = Path(output or Path("reports") / "compare.html")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_comparison(rows, diffs, base, new, threshold, lost), encoding="utf-8")
+    write_atomic(path, render_comparison(rows, diffs, base, new, threshold, lost))
     click.echo(
         format_table(
             [
@@ -84,8 +89,7 @@ def compare(
         (markdown, lambda: markdown_table(rows, lost, threshold)),
     ):
         if target:
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            Path(target).write_text(text(), encoding="utf-8")
+            write_atomic(target, text())
     written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
     click.echo(f"{summary_line(rows, lost, threshold)}; comparison: {path}{written}")
     if fail_on_regression and gate_fails(rows, lost, allow_missing):

@@ -25,11 +25,12 @@ def export(path: str, fmt: str, output: str | None) -> None:
     """Write the records under PATH (file, run, suite folder or results root), with the scaling columns: as one
     table, or as an HParams experiment (axes as hyperparameters, figures as metrics) for `tensorboard --logdir`."""
     from tfscale.analysis import add_scaling  # late: pandas only for this command
-    from tfscale.store import load_results
+    from tfscale.store import check_output, find_records_files, load_results, write_atomic
 
-    frame = add_scaling(load_results(path))
     source = Path(path)
     beside = source.parent if source.is_file() else source
+    read = find_records_files(path)
+    frame = add_scaling(load_results(path))
     if fmt == "tensorboard":
         from tfscale.hparams import write_hparams
 
@@ -39,12 +40,12 @@ def export(path: str, fmt: str, output: str | None) -> None:
         trials = write_hparams(frame, target)
         click.echo(f"wrote {trials} trials to {target} (tensorboard --logdir {target}, HPARAMS tab)")
         return
-    target = Path(output) if output else beside / f"records.{fmt}"
+    target = check_output(Path(output) if output else beside / f"records.{fmt}", read)
     if fmt == "csv":
-        frame.to_csv(target, index=False)  # list columns (step_times_s, rank_*) are written as their text
+        write_atomic(target, frame.to_csv(index=False))  # list columns (step_times_s, rank_*) as their text
     else:
         try:
-            frame.to_parquet(target, index=False)
+            write_atomic(target, frame.to_parquet(index=False))
         except ImportError as error:
             raise TfscaleError(f"--format parquet needs pyarrow (pip install pyarrow): {error}") from None
     click.echo(f"wrote {len(frame)} records to {target}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 
@@ -13,10 +11,11 @@ def schema(output: str | None) -> None:
     """Write the JSON Schema of the suite file. Editors with the YAML language server validate and complete a suite
     whose first line is `# yaml-language-server: $schema=FILE` (FILE relative to the suite)."""
     from tfscale.schema import schema_text
+    from tfscale.store import check_output, write_atomic
 
     text = schema_text()
     if output is None:
         click.echo(text, nl=False)
         return
-    Path(output).write_text(text, encoding="utf-8")
+    write_atomic(check_output(output), text)
     click.echo(f"schema: {output}", err=True)

@@ -45,11 +45,21 @@ from tfscale.analysis import (
     precision_summary,
     warnings_for,
 )
-from tfscale.commbench import COMMBENCH_FILE
 from tfscale.htmlreport import figures, sections
 from tfscale.htmlreport.sections import Omitted, Section
 from tfscale.opgroups import GROUP_COLUMNS
-from tfscale.store import find_records_files, load_env, load_results, read_records
+from tfscale.store import (
+    COMMBENCH_FILE,
+    ENV_FILE,
+    check_output,
+    find_records_files,
+    load_env,
+    load_results,
+    read_records,
+    write_atomic,
+)
+from tfscale.telemetry import read_series
+from tfscale.untrusted import plot_text
 
 TEMPLATE = Path(__file__).with_name("template.html")
 LOADER = Path(__file__).with_name("loader.js")
@@ -80,12 +90,33 @@ def plotly_scripts() -> str:
     )
 
 
+# Templates plotly express writes: its line breaks, between the values of a trace's columns put in as text.
+TEMPLATE_KEYS = ("hovertemplate", "texttemplate")
+LINE_BREAK = "<br>"
+
+
+def _shown_as_text(value: Any, key: str = "") -> Any:
+    """A figure's JSON with every string (labels, categories, names, titles, templates: many come from records) as
+    plotly.js shows it literally (untrusted.plot_text: it reads a subset of HTML in all of them), but for the line
+    breaks of templates. Every string alike, so that a category keeps matching its name elsewhere in the figure;
+    tfscale's own titles hold no markup."""
+    if isinstance(value, str):
+        text = plot_text(value)
+        return text.replace(plot_text(LINE_BREAK), LINE_BREAK) if key in TEMPLATE_KEYS else text
+    if isinstance(value, list):
+        return [_shown_as_text(v, key) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown_as_text(v, k) for k, v in value.items()}
+    return value
+
+
 def figure_html(fig) -> str:
     """A placeholder div and the figure's JSON; the loader draws it once plotly.js is unpacked."""
     if fig is None:
         return ""
     div = f"plot-{next(_ids)}"
-    data = fig.to_json().replace("</", "<\\/")  # "</script>" inside a string must not end the script element
+    plain = _shown_as_text(json.loads(fig.to_json()))
+    data = json.dumps(plain, separators=(",", ":")).replace("</", "<\\/")  # "</script>" must not end the element
     return (
         f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'
         f'<script type="application/json" class="figure-data" data-for="{div}">{data}</script></div>'
@@ -622,12 +653,14 @@ def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> s
 
 
 def load_series(frame: pd.DataFrame, run_dirs: dict[tuple[str, str], Path]) -> dict[str, pd.DataFrame]:
-    """The telemetry CSV of each config that has one, by a short label."""
+    """The telemetry CSV of each config that has one, by a short label (telemetry.read_series: only a file inside
+    the record's own run folder)."""
     series = {}
     for _, row in frame.iterrows():
         path, folder = row.get(m.TELEMETRY_PATH), run_dirs.get((row[m.SUITE], row[m.RUN_ID]))
-        if isinstance(path, str) and folder is not None and (folder / path).is_file():
-            series[figures.config_label(row)] = pd.read_csv(folder / path)
+        table = read_series(folder, path) if isinstance(path, str) and folder is not None else None
+        if table is not None:
+            series[figures.config_label(row)] = table
     return series
 
 
@@ -786,9 +819,12 @@ def findings_section(frame: pd.DataFrame) -> str:
 
 def write_report(paths: list[str | Path], output: str | Path, title: str | None = None) -> Path:
     """Load records under `paths`, render, and write one HTML file. Returns its path."""
+    files = [f for p in paths for f in find_records_files(p)]
+    read = [*files, *(f.parent / name for f in files for name in (ENV_FILE, COMMBENCH_FILE))]
+    output = check_output(output, read)
     frame = load_results(*paths)
     envs, sweeps, run_dirs = {}, [], {}
-    for records_file in (f for p in paths for f in find_records_files(p)):
+    for records_file in files:
         run_dirs[(records_file.parent.parent.name, records_file.parent.name)] = records_file.parent
         env = load_env(records_file.parent)
         if env:
@@ -797,9 +833,7 @@ def write_report(paths: list[str | Path], output: str | Path, title: str | None 
             sweeps += list(read_records(records_file.parent / COMMBENCH_FILE))
     if title is None:
         title = "tfscale report: " + ", ".join(sorted(frame[m.SUITE].dropna().unique()))
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     # over many runs the telemetry table is per config; one time series per record would drown the plots
     series = load_series(frame, run_dirs) if frame[m.RUN_ID].nunique() <= MANY_RUNS else {}
-    output.write_text(render(frame, envs, title, sweeps, series), encoding="utf-8")
+    write_atomic(output, render(frame, envs, title, sweeps, series))
     return output
