@@ -121,3 +121,26 @@ def test_no_table_row_is_taller_than_two_lines_at_1400_px(runner, tmp_path):
     lines = float(re.search(r'data-row-lines="([0-9.]+)"', done.stdout).group(1))
     tallest = re.search(r'data-tallest-row="([^"]*)"', done.stdout).group(1)
     assert 0.5 < lines <= 2.0, tallest
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
+def test_hostile_records_render_as_text_in_chromium(runner, tmp_path):
+    # Issue 37: the corpus in model names, reasons and config ids; plotly draws labels from them. No element the
+    # strings spell may appear in the drawn page: no image, no javascript: link, no script of theirs.
+    from unit.hostile_strings import hostile_run
+
+    canary = tmp_path / "PWNED"
+    run = hostile_run(tmp_path / "results", canary)
+    report, comparison = tmp_path / "report.html", tmp_path / "compare.html"
+    assert runner.invoke(cli, ["report", str(run), "-o", str(report)]).exit_code == 0
+    assert runner.invoke(cli, ["compare", str(run), str(run), "-o", str(comparison)]).exit_code == 0
+    for page in (report, comparison):
+        assert_renders(page, tmp_path)
+        dom = chromium(page, tmp_path / "profile-hostile", "--dump-dom").stdout
+        drawn = re.sub(r"<script\b[^>]*>.*?</script>", "", dom, flags=re.S)  # the page's own scripts' text aside
+        elements = re.findall(r"<(?:img|a|script)\b[^>]*>", drawn)  # as elements, not as text (&lt;img ...)
+        hostile = [e for e in elements if "javascript:" in e or "example.invalid" in e or e.startswith("<img")]
+        assert not hostile, hostile[:5]
+        assert "<script>alert(1)</script>" not in dom
+        assert "&lt;img src=x onerror=alert(1)&gt;" in dom  # shown, as text
+    assert not canary.exists()

@@ -25,12 +25,13 @@ HOSTILE = (
     "\x1b[2J\x1b]0;retitled\x07",
     "<img src=x onerror=alert(1)>",
     '<a href="javascript:alert(1)">click</a>',
+    '<a href="https://example.invalid/x">a link plotly would draw</a>',
     "</details>*bold* [link](http://x)",
     "\u202eevil",
     "lone \ud800 surrogate",
 )
 # Markup the corpus holds: none of it may reach an HTML page, an XML file or a Markdown comment as markup.
-MARKUP = ("<script>alert", "<img src=x", '<a href="javascript', "</details>", "<x/>")
+MARKUP = ("<script>alert", "<img src=x", '<a href="javascript', '<a href="https:', "</details>", "<x/>")
 
 
 def hostile(canary: Path) -> list[str]:
