@@ -11,6 +11,7 @@ The series goes to `telemetry/<config_id>.csv` (pandas reads it); the summary go
 from __future__ import annotations
 
 import csv
+import io
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import psutil
 from tfscale import metrics as m
 from tfscale.contract import in_timed_windows
 from tfscale.envinfo import nvml_text
+from tfscale.store import write_atomic
 from tfscale.untrusted import UntrustedFile, confined, read_capped
 
 if TYPE_CHECKING:
@@ -186,11 +188,12 @@ class Sampler:
 
 
 def write_series(rows: list[dict[str, Any]], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    """The series as CSV, written atomically (store.write_atomic)."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
 
 
 # Columns read back as text; every other column of COLUMNS is a number.
@@ -203,8 +206,6 @@ def read_series(run_dir: Path, relative: str) -> pd.DataFrame | None:
     show. Records are untrusted (tfscale.untrusted): only a regular file inside the run folder, at most
     MAX_SERIES_BYTES, is read; only the columns write_series writes are kept, numbers as numbers (a cell that is not
     one is empty); a file that is no CSV with a t_s column gives None."""
-    import io
-
     import pandas as pd  # late: only the report reads series back
 
     try:
