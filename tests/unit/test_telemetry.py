@@ -96,3 +96,21 @@ def test_sampler_on_this_host_reads_real_figures_and_stops():
     assert sum(r["host_cpu_percent"] for r in rows) / len(rows) > 20.0  # one of the cores is kept busy
     assert all(r["workers_rss_bytes"] > 1_000_000 for r in rows)
     assert rows[-1]["net_bytes_sent"] >= rows[0]["net_bytes_sent"]
+
+
+def test_a_series_is_read_only_inside_its_run_folder_and_only_as_numbers(tmp_path):
+    from tfscale.telemetry import read_series
+
+    run = tmp_path / "run"
+    (run / "telemetry").mkdir(parents=True)
+    (tmp_path / "outside.csv").write_text("t_s,host_cpu_percent\n0,1\n")
+    (run / "telemetry" / "ok.csv").write_text("t_s,phase,host_cpu_percent,extra\n0.1,timed,50,x\n0.2,timed,oops,y\n")
+    (run / "telemetry" / "no-time.csv").write_text("a,b\n1,2\n")
+    (run / "telemetry" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    table = read_series(run, "telemetry/ok.csv")
+    assert list(table.columns) == ["t_s", "phase", "host_cpu_percent"]  # only the columns tfscale writes
+    assert table["t_s"].tolist() == [0.1, 0.2] and table["phase"].tolist() == ["timed", "timed"]
+    assert table["host_cpu_percent"].iloc[0] == 50 and table["host_cpu_percent"].isna().iloc[1]
+    for relative in ("../outside.csv", str(tmp_path / "outside.csv"), "/dev/zero", "telemetry/no-time.csv",
+                     "telemetry/passwd", "telemetry/missing.csv", "telemetry"):  # fmt: skip
+        assert read_series(run, relative) is None, relative
