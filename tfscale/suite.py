@@ -191,12 +191,14 @@ def check_data(data: Any, source: str) -> None:
             raise SuiteError(f"{source}: {where}: {value} is not a finite number")
         elif isinstance(value, dict):
             for key, item in reversed(value.items()):
-                if isinstance(key, str) and unsafe_character(key) is not None:
+                inner = _where(where, key)
+                bad = unsafe_character(key) if isinstance(key, str) else None
+                if bad is not None:
                     raise SuiteError(
-                        f"{source}: {_where(where, key)}: {unsafe_character(key)} in a key: control, line-separator "
-                        "and bidirectional characters are refused in a suite"
+                        f"{source}: {inner}: {bad} in a key: control, line-separator and bidirectional characters "
+                        "are refused in a suite"
                     )
-                todo.append((item, _where(where, key)))
+                todo.append((item, inner))
         elif isinstance(value, list):
             todo.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value))))
         elif not isinstance(value, _JSON_SCALARS):

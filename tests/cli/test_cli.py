@@ -313,3 +313,10 @@ def test_what_reaches_a_terminal_has_its_control_characters_escaped():
     terminal = Terminal()
     click.echo("a\x1b[2Jb\rc\x00\u202e\n\td", file=VisibleText(terminal))
     assert terminal.getvalue() == "a\\x1b[2Jb\\rc\\x00\\u202e\n\td\n"
+
+
+def test_click_usage_errors_pass_through_the_same_escaping(runner, tmp_path):
+    suite = write(tmp_path, "name: x\nmatrix: {model: [mlp]}\n")
+    result = runner.invoke(cli, ["launch", suite, "--target", "x\rfake line\u202e"])
+    assert result.exit_code == 2
+    assert "'x\\rfake line\\u202e' is not one of" in result.output and "\r" not in result.output

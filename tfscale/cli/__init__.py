@@ -65,10 +65,17 @@ class VisibleText:
 
 
 class TfscaleGroup(click.Group):
-    def invoke(self, ctx: click.Context):
-        warnings.formatwarning = _one_line_warning
+    def main(self, *args, **kwargs):
+        """Every line tfscale and click write, usage errors included, goes through VisibleText."""
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = VisibleText(sys.stdout), VisibleText(sys.stderr)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            sys.stdout, sys.stderr = streams
+
+    def invoke(self, ctx: click.Context):
+        warnings.formatwarning = _one_line_warning
         try:
             return super().invoke(ctx)
         except TfscaleError as error:  # the user's input was wrong: one line, no traceback (unless --debug)
@@ -76,8 +83,6 @@ class TfscaleGroup(click.Group):
                 raise
             click.echo(f"tfscale: error: {error}", err=True)
             ctx.exit(USER_ERROR_EXIT)
-        finally:
-            sys.stdout, sys.stderr = streams
 
 
 @click.group(cls=TfscaleGroup, context_settings={"help_option_names": ["-h", "--help"]})
