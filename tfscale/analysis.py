@@ -24,7 +24,11 @@ from tfscale.repeats import process_medians, samples_of  # samples: per process 
 from tfscale.stats import median
 from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
 
+# What identifies one measurement: a config in one run of one suite. A config id alone repeats when a suite runs
+# twice (`tfscale report results/<suite>` of two runs looked configs up by it and crashed).
+MEASUREMENT_KEY = (m.SUITE, m.RUN_ID, m.CONFIG_ID)
 WORKLOAD_KEY = (
+    m.SUITE,  # with the run: a baseline comes from the same measurement session
     m.RUN_ID,
     m.DEVICE,
     m.MODEL,
@@ -44,6 +48,21 @@ HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 def workload_key(row: pd.Series) -> tuple:
     """What makes configs one workload (WORKLOAD_KEY), missing values as None."""
     return tuple(None if _missing(row.get(c)) else row.get(c) for c in WORKLOAD_KEY)
+
+
+def measurement_key(row: pd.Series) -> tuple:
+    """The row's MEASUREMENT_KEY."""
+    return tuple(row.get(c) for c in MEASUREMENT_KEY)
+
+
+def baseline_key(row: pd.Series) -> tuple:
+    """The MEASUREMENT_KEY of the row's baseline (add_scaling picks it in the row's own suite and run)."""
+    return (row.get(m.SUITE), row.get(m.RUN_ID), row.get(m.BASELINE_CONFIG_ID))
+
+
+def by_measurement(frame: pd.DataFrame) -> dict[tuple, pd.Series]:
+    """The rows of `frame` by their MEASUREMENT_KEY (one row per config and run: repeats are combined on load)."""
+    return {measurement_key(row): row for _, row in frame.iterrows()}
 
 
 def _missing(value) -> bool:
@@ -425,7 +444,7 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
         step = _number(r.get(m.STEP_TIME_MEDIAN_S))
         rows.append(
             {
-                m.CONFIG_ID: r[m.CONFIG_ID],
+                **dict(zip(MEASUREMENT_KEY, measurement_key(r), strict=True)),
                 m.MODEL: r[m.MODEL],
                 m.STRATEGY: r[m.STRATEGY],
                 m.DEVICES: r[m.DEVICES],
@@ -487,27 +506,27 @@ def input_wait(row: pd.Series) -> float:
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
     add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
-    by_id = frame.set_index(m.CONFIG_ID)
+    rows_by_key = by_measurement(frame)
     rows = []
     for _, r in frame.iterrows():
-        base = r.get(m.BASELINE_CONFIG_ID)
-        if r[m.STATUS] != m.STATUS_OK or int(r[m.DEVICES]) < 2 or _missing(base) or base not in by_id.index:
+        base = rows_by_key.get(baseline_key(r))
+        if r[m.STATUS] != m.STATUS_OK or int(r[m.DEVICES]) < 2 or base is None:
             continue
-        step, t1, n = float(r[m.STEP_TIME_MEDIAN_S]), float(by_id.loc[base, m.STEP_TIME_MEDIAN_S]), int(r[m.DEVICES])
+        step, t1, n = float(r[m.STEP_TIME_MEDIAN_S]), float(base[m.STEP_TIME_MEDIAN_S]), int(r[m.DEVICES])
         per = 1.0 / n if r[m.SCALING] == "strong" else 1.0
         ideal = t1 * per
         gap = step - ideal
         comm, comm_note = exposed_comm(r)
         ranks = r.get(m.RANK_STEP_TIME_MEDIAN_S)
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
-        waited = max(0.0, input_wait(r) - per * input_wait(by_id.loc[base]))  # the baseline's wait is in the ideal
+        waited = max(0.0, input_wait(r) - per * input_wait(base))  # the baseline's wait is in the ideal
         terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: waited}
         terms[m.REST_S] = gap - sum(terms.values())
-        base_samples = samples_of(by_id.loc[base])
+        base_samples = samples_of(base)
         gap_ci = of_medians([samples_of(r), base_samples], lambda t, b, per=per: t - b * per)
         rows.append(
             {
-                m.CONFIG_ID: r[m.CONFIG_ID],
+                **dict(zip(MEASUREMENT_KEY, measurement_key(r), strict=True)),
                 m.MODEL: r[m.MODEL],
                 m.STRATEGY: r[m.STRATEGY],
                 m.DEVICES: n,
@@ -681,7 +700,7 @@ def input_comparison(frame: pd.DataFrame) -> pd.DataFrame:
         throughput = float(r[m.THROUGHPUT_EXAMPLES_PER_S])
         rows.append(
             {
-                m.CONFIG_ID: r[m.CONFIG_ID],
+                **dict(zip(MEASUREMENT_KEY, measurement_key(r), strict=True)),
                 m.MODEL: r[m.MODEL],
                 m.MODEL_SIZE: r.get(m.MODEL_SIZE),
                 m.STRATEGY: r[m.STRATEGY],

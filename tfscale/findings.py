@@ -16,7 +16,15 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
-from tfscale.analysis import layout_label, loss_breakdown, throughput_interval, workload_key
+from tfscale.analysis import (
+    MEASUREMENT_KEY,
+    by_measurement,
+    layout_label,
+    loss_breakdown,
+    measurement_key,
+    throughput_interval,
+    workload_key,
+)
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
 
@@ -67,7 +75,7 @@ def best_rows(frame: pd.DataFrame) -> pd.DataFrame:
                     "workload": workload_label(best),
                     m.DEVICES: int(devices),
                     "best": mode_and_layout(best),
-                    m.CONFIG_ID: best[m.CONFIG_ID],
+                    **dict(zip(MEASUREMENT_KEY, measurement_key(best), strict=True)),
                     m.THROUGHPUT_EXAMPLES_PER_S: best[m.THROUGHPUT_EXAMPLES_PER_S],
                     "throughput_ci95_low": low,
                     "throughput_ci95_high": high,
@@ -110,13 +118,13 @@ def losses(frame: pd.DataFrame, best: pd.DataFrame) -> list[Loss]:
     breakdown = loss_breakdown(frame)
     if best.empty or breakdown.empty:
         return []
-    terms = breakdown.set_index(m.CONFIG_ID)
+    terms = by_measurement(breakdown)
     found = []
     for workload, rows in best.groupby("workload", sort=False):
         top = rows.sort_values(m.DEVICES).iloc[-1]
-        if top[m.DEVICES] < 2 or top[m.CONFIG_ID] not in terms.index or not fmt.given(top[m.SCALING_EFFICIENCY]):
+        term = terms.get(measurement_key(top))
+        if top[m.DEVICES] < 2 or term is None or not fmt.given(top[m.SCALING_EFFICIENCY]):
             continue
-        term = terms.loc[top[m.CONFIG_ID]]
         cause = max(CAUSES, key=lambda name: float(term[name]))
         found.append(
             Loss(

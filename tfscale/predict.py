@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tfscale import metrics as m
-from tfscale.analysis import add_scaling, workload_key
+from tfscale.analysis import add_scaling, baseline_key, by_measurement, workload_key
 from tfscale.comm import bus_factor
 from tfscale.repeats import samples_of
 from tfscale.uncertainty import resampled_medians, size_of
@@ -46,7 +46,7 @@ def _groups(frame: pd.DataFrame):
     """Per workload, strategy and link (each topology has its own alpha and beta): (strategy, first multi-device
     row, the 1-device baseline row, multi-device rows with exposed communication)."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & frame[m.BASELINE_CONFIG_ID].notna()]
-    by_id = frame.set_index(m.CONFIG_ID)
+    rows_by_key = by_measurement(frame)
     links = pd.Series(
         [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
     )
@@ -55,7 +55,7 @@ def _groups(frame: pd.DataFrame):
         if multi.empty:
             continue
         first = multi.iloc[0]
-        yield strategy, first, by_id.loc[first[m.BASELINE_CONFIG_ID]], multi
+        yield strategy, first, rows_by_key[baseline_key(first)], multi
 
 
 def link_of(row: pd.Series) -> str | None:

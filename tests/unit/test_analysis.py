@@ -340,3 +340,19 @@ def test_a_one_device_efficiency_surely_above_one_is_called_out():
     notes = warnings_for(add_scaling(pd.DataFrame([base, fast])))
     assert notes[-1].startswith("Config f (mlp, mirrored, x1): 1-device efficiency 1.25 (95 % CI 1.23-1.27) is above 1")
     assert notes[-1].endswith("a spread the CI covers only where both ran in several processes (repeats: 2 or more)")
+
+
+def test_the_same_configs_in_two_runs_are_told_apart_by_run():
+    # `tfscale report results/<suite>` of a suite run twice: the same config ids in both runs (the report crashed
+    # looking them up by config id alone); each run's configs scale against that run's own baseline.
+    first = [record("b", "one_device", 1, 0.010), record("w", "mirrored", 2, 0.016)]
+    second = [record("b", "one_device", 1, 0.020), record("w", "mirrored", 2, 0.024)]
+    for row in second:
+        row["run_id"] = "r2"
+    frame = add_scaling(pd.DataFrame(first + second))
+    rows = loss_breakdown(frame).set_index(["run_id", "config_id"])
+    assert rows.loc[("r", "w"), "ideal_step_s"] == pytest.approx(0.010)
+    assert rows.loc[("r2", "w"), "ideal_step_s"] == pytest.approx(0.020)
+    assert (rows.loc[("r", "w"), "gap_s"], rows.loc[("r2", "w"), "gap_s"]) == pytest.approx((0.006, 0.004))
+    efficiency = frame.set_index(["run_id", "config_id"])["scaling_efficiency"]
+    assert (efficiency[("r", "w")], efficiency[("r2", "w")]) == pytest.approx((0.010 / 0.016, 0.020 / 0.024))
