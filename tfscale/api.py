@@ -55,15 +55,17 @@ QUIET = Echo(lambda line: None, lambda line: None)
 
 
 def load(suite: str | Path | Mapping[str, Any]):
-    """A validated `Suite` from a suite file's path or from a dict of the same keys (its user models are then
-    imported relative to the current directory)."""
+    """A validated `Suite` from a suite file's path, from a run folder (the suite it was run with:
+    tfscale.runfolder) or from a dict of the same keys (its user models are then imported relative to the current
+    directory)."""
+    from tfscale.runfolder import suite_of_run
     from tfscale.suite import load_suite, suite_from_dict
 
     if isinstance(suite, Mapping):
         return suite_from_dict(dict(suite))
     if not isinstance(suite, (str, Path)):
-        raise SuiteError(f"suite: give a suite file's path or a dict, got {type(suite).__name__}")
-    return load_suite(suite)
+        raise SuiteError(f"suite: give a suite file's path, a run folder or a dict, got {type(suite).__name__}")
+    return suite_of_run(suite) if Path(suite).is_dir() else load_suite(suite)
 
 
 def plan(suite: str | Path | Mapping[str, Any]) -> Plan:

@@ -30,6 +30,7 @@ from tfscale.launch.local import LocalLauncher
 from tfscale.launch.processes import WorkerCallError, call_worker
 from tfscale.peaks import devices_on_host, peak_columns
 from tfscale.planner import Plan
+from tfscale.runfolder import describe_run
 from tfscale.spec import SPEC_FIELDS, RunSpec
 from tfscale.store import (
     ENV_FILE,
@@ -219,6 +220,7 @@ def run_plan(
     folder.mkdir(parents=True, exist_ok=True)
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
+    describe_run(folder, plan.suite, [spec.to_dict() for spec in plan.specs])
     specs = plan.specs if pending is None else pending.specs
     runs = interleaved(specs) if pending is None else pending.runs
     outcome = RunResult(folder)

@@ -73,12 +73,13 @@ def _sweep(name: str) -> dict[str, Any]:
 
 def suite_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a suite file, as a dict."""
-    from tfscale.suite import Suite  # late: pydantic builds the models on import
+    from tfscale.suite import LOADER_KEYS, Suite  # late: pydantic builds the models on import
 
     schema = Suite.model_json_schema()
     schema["$defs"].update({f"{_DEF_PREFIX}{name}": value_schema(axis) for name, axis in ALL_KEYS.items()})
     properties = schema["properties"]
-    del properties["path"]  # set by the loader, refused in a file
+    for key in LOADER_KEYS:  # set by the loader, refused in a file
+        del properties[key]
     sweepable = {name: axis for name, axis in AXES.items() if axis.sweepable}
     properties["defaults"] = _keys(ALL_KEYS) | {"description": properties["defaults"]["description"]}
     properties["matrix"] = _keys(sweepable, _sweep) | {"description": properties["matrix"]["description"]}

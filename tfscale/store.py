@@ -48,6 +48,8 @@ SCHEMA_VERSION = 3
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
 COMMBENCH_FILE = "commbench.jsonl"  # a run's all-reduce sweeps (tfscale.commbench), read as records
+SUITE_FILE = "suite.yaml"  # the suite as read, and PLAN_FILE every config's resolved spec (tfscale.runfolder)
+PLAN_FILE = "plan.json"
 LOGS_DIR = "logs"
 WORK_DIR = "work"  # specs, result parts and progress files of the running job; emptied as each ends
 
@@ -181,11 +183,11 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
 
 def check_output(output: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     """`output` as a Path, unless writing it would replace records: one of the files read (`inputs`), or any
-    records, commbench or env file (ResultsError: `report -o RUN/records.jsonl` replaced the records with HTML)."""
+    records, commbench, env or plan file (ResultsError: `report -o RUN/records.jsonl` replaced the records)."""
     output = Path(output)
     taken = {Path(p).resolve() for p in inputs}
-    if output.name in (RECORDS_FILE, ENV_FILE, COMMBENCH_FILE) or output.resolve() in taken:
-        raise ResultsError(f"{output}: holds records or a run's environment: write the output elsewhere")
+    if output.name in (RECORDS_FILE, ENV_FILE, COMMBENCH_FILE, PLAN_FILE) or output.resolve() in taken:
+        raise ResultsError(f"{output}: a run's own file (records, environment, plan): write the output elsewhere")
     if output.is_dir():
         raise ResultsError(f"{output}: is a folder; give a file to write")
     return output

@@ -52,7 +52,8 @@ class NetworkSettings(BaseModel):
 
 
 class Suite(BaseModel):
-    """A validated suite. `path` is where it was read from (for messages and user-model imports)."""
+    """A validated suite. `path` is where it was read from (for messages and user-model imports), `text` what was
+    read there; the loader sets both (LOADER_KEYS), a file may not."""
 
     # strict: a value of the wrong type is refused, not converted ("8" is not 8), as the axes' values are; the
     # JSON Schema (tfscale.schema) then never refuses what the loader accepts.
@@ -87,6 +88,7 @@ class Suite(BaseModel):
         None, description="{simulate: true, link: 1gbit}: every node of a cluster strategy behind a shaped link"
     )
     path: str = ""
+    text: str = ""  # the YAML as read (a dict's: as YAML), stored in each run folder (store.SUITE_FILE)
 
     @field_validator("commbench", mode="before")
     @classmethod
@@ -222,7 +224,7 @@ def parse_suite(text: str, source: str = "<suite>") -> Suite:
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
     check_data(data, source)
-    return _validate(data, source)  # the parsed data is ours to rewrite
+    return _validate(data, source, text)  # the parsed data is ours to rewrite
 
 
 def suite_from_dict(data: Any, source: str = "<dict>") -> Suite:
@@ -231,19 +233,23 @@ def suite_from_dict(data: Any, source: str = "<dict>") -> Suite:
     check_data(data, source)
     try:
         data = copy.deepcopy(data)  # _validate rewrites the network option and include entries in place
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True) if isinstance(data, dict) else ""
     except RecursionError:
         raise SuiteError(f"{source}: nested too deeply to be a suite") from None
-    return _validate(data, source)
+    return _validate(data, source, text)
 
 
-def _validate(data: Any, source: str) -> Suite:
+LOADER_KEYS = ("path", "text")  # Suite fields the loader sets: refused as keys of a suite
+
+
+def _validate(data: Any, source: str, text: str) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite must be a mapping with at least `name` and `matrix`")
-    unknown = next((key for key in data if key == "path" or not isinstance(key, str)), None)
-    if unknown is not None:  # `path` is the loader's; `1:` or `null:` cannot be a keyword
+    unknown = next((key for key in data if key in LOADER_KEYS or not isinstance(key, str)), None)
+    if unknown is not None:  # `1:` or `null:` cannot be a keyword
         raise SuiteError(f"{source}: {unknown if isinstance(unknown, str) else _short(unknown)}: unknown key")
     try:
-        suite = Suite(**data, path=source)
+        suite = Suite(**data, path=source, text=text)
     except ValidationError as e:
         raise SuiteError(f"{source}: {_pydantic_line(e)}") from None
     bad = next((name for name in suite.models if not is_name(name)), None)

@@ -33,3 +33,24 @@ def test_run_from_python_returns_the_records_and_resumes(tmp_path, capsys):
     assert list(again["config_id"]) == list(frame["config_id"])  # nothing run twice: the same three records
     assert len((run / "records.jsonl").read_text().splitlines()) == 3
     assert workers_left(tmp_path) == []
+
+
+def test_a_run_folder_says_how_it_was_run_and_runs_again(tmp_path):
+    # Issue 32: the suite as given and every config's settings (steps and timeout_s, which records leave out)
+    # are stored with the records; the run folder given as the suite runs the same configs again, in a new run.
+    import json
+
+    from tfscale.runfolder import read_plan
+
+    results = tmp_path / "results"
+    suite = {**SUITE, "matrix": {"model": ["mlp"], "strategy": ["one_device"]}}
+    first = tfscale.run(suite, run_id="first", results_dir=results, no_report=True, quiet=True)
+    run = results / "api" / "first"
+    plan = read_plan(run)
+    assert [s["config_id"] for s in plan["specs"]] == list(first["config_id"])
+    assert (plan["specs"][0]["steps"], plan["specs"][0]["timeout_s"]) == (6, 120.0)
+    assert json.loads(json.dumps(tfscale.plan(run).suite.defaults)) == SUITE["defaults"]
+    again = tfscale.run(run, run_id="again", results_dir=results, no_report=True, quiet=True)
+    assert list(again["config_id"]) == list(first["config_id"]) and set(again["status"]) == {"ok"}
+    assert read_plan(results / "api" / "again")["specs"] == plan["specs"]
+    assert workers_left(tmp_path) == []

@@ -217,7 +217,7 @@ def test_report_never_writes_over_the_records(runner, tmp_path, canary):
     records = (run / "records.jsonl").read_text()
     for name in ("records.jsonl", "env.json", "commbench.jsonl"):
         result = runner.invoke(cli, ["report", str(run), "-o", str(run / name)])
-        assert result.exit_code == 2 and "holds records or a run's environment" in result.output
+        assert result.exit_code == 2 and "a run's own file (records, environment, plan)" in result.output
     assert (run / "records.jsonl").read_text() == records
 
 

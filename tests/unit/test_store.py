@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -151,12 +152,14 @@ def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path):
     assert path.read_bytes() == b"\x00bytes"
 
 
-@pytest.mark.parametrize("name", ["records.jsonl", "env.json", "commbench.jsonl"])
+@pytest.mark.parametrize("name", ["records.jsonl", "env.json", "commbench.jsonl", "plan.json"])
 def test_no_output_replaces_what_records_are_read_from(tmp_path, name):
-    with pytest.raises(ResultsError, match="holds records or a run's environment: write the output elsewhere"):
+    with pytest.raises(
+        ResultsError, match=re.escape("a run's own file (records, environment, plan): write the output")
+    ):
         store.check_output(tmp_path / "run" / name)
     read = tmp_path / "mine.jsonl"
-    with pytest.raises(ResultsError, match="holds records or a run's environment"):
+    with pytest.raises(ResultsError, match=re.escape("a run's own file (records, environment, plan)")):
         store.check_output(tmp_path / "sub" / ".." / "mine.jsonl", [read])
     with pytest.raises(ResultsError, match="is a folder"):
         store.check_output(tmp_path)

@@ -16,7 +16,7 @@ from tfscale.cli.echo import click_echo
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
+@click.argument("suite_file", metavar="SUITE")
 @click.option("--results-dir", default="results", show_default=True, help="Root of results/<suite>/<run_id>/.")
 @click.option("--reports-dir", default="reports", show_default=True, help="Where <suite>.html is written.")
 @click.option("--run-id", default=None, help="Name of the run folder (default: a timestamp).")
@@ -54,7 +54,8 @@ def run(
     time_limit: str | None,
     slurm_args: tuple[str, ...],
 ) -> None:
-    """Run every config of SUITE and report. Exits 1 when any config failed or timed out."""
+    """Run every config of SUITE (a suite file, or a run folder: the suite that run was run with, again) and
+    report. Exits 1 when any config failed or timed out."""
     try:
         outcome = run_suite(
             load(suite_file),

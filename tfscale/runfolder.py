@@ -1,0 +1,53 @@
+"""What a run folder holds besides its records, so that it says how it was run and can be run again: the suite as
+it was read (`suite.yaml`) and every config's resolved spec with every run setting (`plan.json`: `steps`,
+`timeout_s`, `comm_steps` included, which records leave out), beside `env.json`. Written when a run begins; a
+resumed run keeps them, as it keeps its environment. Parent side: no TF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tfscale._version import __version__
+from tfscale.errors import SuiteError
+from tfscale.store import PLAN_FILE, SUITE_FILE, write_atomic, write_json_atomic
+from tfscale.suite import MAX_SUITE_BYTES, Suite, parse_suite
+from tfscale.untrusted import UntrustedFile, read_capped
+
+PLAN_VERSION = 1  # plan.json's layout: {"plan_version", "tfscale_version", "suite_path", "specs": [RunSpec dicts]}
+
+
+def describe_run(folder: Path, suite: Suite, specs: list[dict[str, Any]]) -> None:
+    """Write suite.yaml and plan.json into a run folder that has none yet."""
+    if not (folder / SUITE_FILE).exists():
+        write_atomic(folder / SUITE_FILE, suite.text)
+    if not (folder / PLAN_FILE).exists():
+        plan = {"plan_version": PLAN_VERSION, "tfscale_version": __version__, "suite_path": suite.path, "specs": specs}
+        write_json_atomic(folder / PLAN_FILE, plan)
+
+
+def suite_of_run(folder: str | Path) -> Suite:
+    """The suite a run folder was run with, to run it again: its suite.yaml, read as from the folder the suite was
+    in (the specs' suite_dir, where its user models are imported from) while that folder exists, else from the run
+    folder."""
+    folder = Path(folder)
+    try:
+        text = read_capped(folder / SUITE_FILE, MAX_SUITE_BYTES).decode("utf-8")
+    except (OSError, UntrustedFile, UnicodeDecodeError) as error:
+        raise SuiteError(f"{folder}: not a run folder with its {SUITE_FILE} ({error})") from None
+    plan = read_plan(folder) or {}
+    specs, name = plan.get("specs") or [{}], Path(str(plan.get("suite_path") or SUITE_FILE)).name
+    suite_dir = specs[0].get("suite_dir") if isinstance(specs[0], dict) else None
+    home = Path(suite_dir) if isinstance(suite_dir, str) and suite_dir and Path(suite_dir).is_dir() else None
+    return parse_suite(text, str(home / name if home else folder / SUITE_FILE))
+
+
+def read_plan(folder: str | Path) -> dict[str, Any] | None:
+    """A run folder's plan.json, None where it has none (runs before tfscale 0.4.0 kept none) or it is unreadable."""
+    import json
+
+    try:
+        plan = json.loads(read_capped(Path(folder) / PLAN_FILE, 64 << 20))
+    except (OSError, UntrustedFile, ValueError):
+        return None
+    return plan if isinstance(plan, dict) and plan.get("plan_version") == PLAN_VERSION else None
