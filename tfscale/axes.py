@@ -185,6 +185,9 @@ class Axis:
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
     recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
     auto: bool = False  # also takes the string AUTO: the worker chooses (tfscale.precision has the rules)
+    # Run settings: False where a difference leaves what the timed steps measure as it was (a timeout, a price);
+    # compare names every differing setting and refuses to gate across those that are True.
+    timing: bool = True
     # False: the default is left out of config_id, so an axis added after ids were published keeps existing ids
     default_in_id: bool = True
 
@@ -480,6 +483,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "startup_timeout_s",
@@ -490,6 +494,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "stall_timeout_s",
@@ -501,6 +506,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=MAX_SECONDS,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "comm_breakdown",
@@ -543,6 +549,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=1 << 20,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "profile",
@@ -551,6 +558,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "run profile_steps extra (untimed) steps under the TF profiler and read the collective time from the trace",
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "profile_steps",
@@ -561,6 +569,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=1 << 16,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
     Axis(
         "telemetry_hz",
@@ -590,6 +599,7 @@ SETTINGS: dict[str, Axis] = _axes(
         maximum=1e9,
         nullable=True,
         sweepable=False,
+        timing=False,
     ),
     Axis(
         "peak_flops_per_s",
@@ -602,6 +612,7 @@ SETTINGS: dict[str, Axis] = _axes(
         nullable=True,
         sweepable=False,
         recorded=False,
+        timing=False,
     ),
 )
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling, layout_label
+from tfscale.axes import SETTINGS
 from tfscale.labels import model_label, record_mode
 from tfscale.repeats import process_medians
 
@@ -180,6 +181,19 @@ class Lost:
         return f"{what}: {self.config_id} {self.model} {self.mode} {self.layout}{why}"
 
 
+def latest_runs(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """One record per config: where a side holds several runs of a suite (`compare results/<suite> NEW`), each
+    config's newest (by when it finished); and how many runs the side held. A config counted once per run was
+    listed NEWLY FAILED once per run."""
+    keys = [c for c in (m.SUITE, m.RUN_ID) if c in frame.columns]
+    runs = frame.groupby(keys, dropna=False).ngroups if len(frame) and keys else min(len(frame), 1)
+    if runs <= 1:
+        return frame, runs
+    order = frame.assign(_when=frame[m.FINISHED_AT].fillna("") if m.FINISHED_AT in frame else "")
+    newest = order.sort_values(["_when", m.RUN_ID], kind="stable").groupby(m.CONFIG_ID, sort=False).tail(1)
+    return newest.drop(columns="_when").sort_index(), runs
+
+
 def lost_configs(base: pd.DataFrame, new: pd.DataFrame) -> list[Lost]:
     """Configs ok in BASE (matched in NEW by config_id, else by axes) that are not ok in NEW, in BASE's order."""
     by_id = {r[m.CONFIG_ID]: r for _, r in new.iterrows()}
@@ -278,6 +292,76 @@ def _verdicts(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
 def p_text(p: float) -> str:
     """A p- or q-value in one fixed format: three decimals, '<0.001' below."""
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+@dataclass(frozen=True)
+class SettingDifference:
+    """A run setting whose value differs between matched configs of BASE and NEW."""
+
+    setting: str
+    base: str  # BASE's values over those configs, comma-joined
+    new: str
+    configs: int  # matched configs where it differs
+    timing: bool  # it changes what the timed steps measure (axes.Axis.timing): the gate refuses across it
+
+    def line(self) -> str:
+        return f"{self.setting}: {self.base} -> {self.new} ({self.configs} config(s))"
+
+
+def _value(value) -> str:
+    return "empty" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def setting_differences(
+    base: pd.DataFrame, new: pd.DataFrame, settings: dict[tuple, dict[str, object]]
+) -> list[SettingDifference]:
+    """Per run setting, where matched configs (by config_id, else by axes) ran with other values. `settings`:
+    (suite, run id, config id) -> every setting as run (tfscale.runfolder.run_settings, from plan.json); a run that
+    kept no plan gives the settings its records carry."""
+    from tfscale.analysis import measurement_key
+
+    recorded = [name for name, axis in SETTINGS.items() if axis.recorded]
+
+    def of(row: pd.Series) -> dict[str, object]:
+        return {name: row.get(name) for name in recorded} | settings.get(measurement_key(row), {})
+
+    by_id = {r[m.CONFIG_ID]: r for _, r in base.iterrows()}
+    by_axes = {_key(r): r for _, r in base.iterrows()}
+    found: dict[str, tuple[set[str], set[str], int]] = {}
+    for _, after in new.iterrows():
+        before = by_id.get(after[m.CONFIG_ID])
+        before = by_axes.get(_key(after)) if before is None else before
+        if before is None:
+            continue
+        a, b = of(before), of(after)
+        for name in SETTINGS:
+            if name in a and name in b and _value(a[name]) != _value(b[name]):
+                olds, news, count = found.get(name, (set(), set(), 0))
+                found[name] = (olds | {_value(a[name])}, news | {_value(b[name])}, count + 1)
+    return [
+        SettingDifference(name, ", ".join(sorted(o)), ", ".join(sorted(n)), count, SETTINGS[name].timing)
+        for name, (o, n, count) in found.items()
+    ]
+
+
+# What makes two environments two machines (not a version or a host name: CI runners change names every job).
+MACHINE_KEYS = ("cpu_model", "cpu_logical_cores", "cpu_physical_cores", "memory_total_bytes", "gpus")
+
+
+def machine(env: dict) -> dict[str, str]:
+    """The hardware an environment (env.json) ran on: CPU model and cores, memory, and its GPUs by name."""
+    gpus = (env.get("nvml") or {}).get("gpus") or []
+    names = sorted(str(g.get("name")) for g in gpus if isinstance(g, dict))
+    facts = {key: env.get(key) for key in MACHINE_KEYS[:-1]} | {"gpus": ", ".join(names) or "none"}
+    return {key: _value(value) for key, value in facts.items()}
+
+
+def machine_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
+    """(key, base, new) where the hardware differs; none where either run kept no environment."""
+    if not base or not new:
+        return []
+    a, b = machine(base), machine(new)
+    return [(key, a[key], b[key]) for key in MACHINE_KEYS if a[key] != b[key]]
 
 
 def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:

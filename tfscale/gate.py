@@ -126,7 +126,7 @@ def _code(config_id: str) -> str:
     return f"`{config_id}`" if is_name(config_id) else _cell(config_id)
 
 
-def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
+def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float, warnings=()) -> str:
     """A pull-request comment: the summary line, what fails the gate first (regressions, newly failed, missing),
     then every compared config in a collapsed table."""
     header = "| verdict | config | model | mode | layout | throughput | step shift (95 % CI) | q |\n" + "|---" * 8 + "|"
@@ -146,6 +146,7 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> st
         return "| " + " | ".join(cells) + " |"
 
     out = [f"**tfscale compare**: {summary_line(rows, lost, threshold)}.", ""]
+    out += [*(f"- warning: {_cell(line)}" for line in warnings), ""] if warnings else []
     regressions = rows[rows["regression"]] if not rows.empty else rows
     if len(regressions):
         out += [header, *(line(r) for _, r in regressions.iterrows()), ""]

@@ -51,3 +51,19 @@ def read_plan(folder: str | Path) -> dict[str, Any] | None:
     except (OSError, UntrustedFile, ValueError):
         return None
     return plan if isinstance(plan, dict) and plan.get("plan_version") == PLAN_VERSION else None
+
+
+def run_settings(path: str | Path) -> dict[tuple, dict[str, Any]]:
+    """(suite, run id, config id) -> every run setting each config ran with, from the plan.json of each run folder
+    under `path` (a records file, run, suite folder or results root); runs that kept none are left out."""
+    from tfscale.axes import SETTINGS
+    from tfscale.store import find_records_files
+
+    found = {}
+    for records in find_records_files(path):
+        plan = read_plan(records.parent) or {}
+        for spec in plan.get("specs") or []:
+            if isinstance(spec, dict):
+                key = (spec.get("suite"), records.parent.name, spec.get("config_id"))
+                found[key] = {name: spec.get(name) for name in SETTINGS if name in spec}
+    return found

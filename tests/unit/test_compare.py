@@ -105,3 +105,55 @@ def test_runs_with_repeats_are_tested_on_their_process_medians():
     assert compared_values(before, after) == (([1.0, 1.1, 1.2], [2.0, 2.2]), ON_PROCESSES)
     one = pd.Series({m.STEP_TIMES_S: [3.0, 3.1], m.REPEAT_MEDIANS_S: None})
     assert compared_values(before, one) == (([1.0, 1.1], [3.0, 3.1]), ON_WINDOWS)
+
+
+def test_a_side_with_several_runs_gives_each_config_its_latest():
+    from tfscale.compare import latest_runs, lost_configs
+
+    base = pd.DataFrame(
+        [
+            record("a", "one_device", 1, [1.0]) | {"run_id": f"r{i}", "suite": "s", "finished_at": f"2026-12-0{i}"}
+            for i in (3, 1, 2)
+        ]
+        + [record("b", "mirrored", 2, [1.0]) | {"run_id": "r1", "suite": "s", "finished_at": "2026-12-01"}]
+    )
+    latest, runs = latest_runs(base)
+    assert runs == 3 and sorted(zip(latest["config_id"], latest["run_id"], strict=True)) == [("a", "r3"), ("b", "r1")]
+    new = pd.DataFrame([record("a", "one_device", 1, [1.0]) | {"status": "failed", "reason": "boom"}])
+    assert [c.line() for c in lost_configs(latest, new)] == [
+        "NEWLY FAILED: a mlp/small one_device 1 node × 1: boom",
+        "MISSING in NEW: b mlp/small mirrored 1 node × 2",
+    ]  # once each, not once per run of BASE
+    single, runs = latest_runs(new)
+    assert runs == 1 and single is new
+
+
+def test_settings_that_differ_between_matched_configs_are_named():
+    from tfscale.compare import setting_differences
+
+    base = pd.DataFrame([record(c, "mirrored", 2, [1.0]) | {"suite": "s", "warmup_steps": 5} for c in "ab"])
+    new = pd.DataFrame([record(c, "mirrored", 2, [1.0]) | {"suite": "s", "warmup_steps": 5} for c in "ab"])
+    new["run_id"] = "n"
+    plans = {("s", "r", c): {"steps": 30, "timeout_s": 600.0} for c in "ab"}
+    plans |= {("s", "n", "a"): {"steps": "auto", "timeout_s": 60.0}, ("s", "n", "b"): {"steps": 30, "timeout_s": 60.0}}
+    found = {d.setting: d for d in setting_differences(base, new, plans)}
+    assert set(found) == {"steps", "timeout_s"}
+    assert found["steps"].line() == "steps: 30 -> auto (1 config(s))" and found["steps"].timing
+    assert found["timeout_s"].line() == "timeout_s: 600.0 -> 60.0 (2 config(s))" and not found["timeout_s"].timing
+    new = pd.DataFrame([record("a", "mirrored", 2, [1.0]) | {"suite": "s", "warmup_steps": "auto"}])
+    assert [d.line() for d in setting_differences(base, new, {})] == ["warmup_steps: 5 -> auto (1 config(s))"]
+
+
+def test_machines_differ_by_hardware_not_by_name_or_version():
+    from tfscale.compare import machine_differences
+
+    gpus = {"gpus": [{"name": "NVIDIA H100", "uuid": "GPU-1"}]}
+    env = {"host": "ci-1", "cpu_model": "AMD EPYC", "cpu_logical_cores": 2, "memory_total_bytes": 8, "nvml": gpus}
+    env |= {"packages": {"tensorflow": "2.21.0"}}
+    other = env | {"host": "ci-2", "packages": {"tensorflow": "2.22.0"}, "nvml": {"gpus": [{"name": "NVIDIA H100"}]}}
+    assert machine_differences(env, other) == []
+    assert machine_differences(env, other | {"cpu_logical_cores": 4, "nvml": {}}) == [
+        ("cpu_logical_cores", "2", "4"),
+        ("gpus", "NVIDIA H100", "none"),
+    ]
+    assert machine_differences(env, {}) == []  # a run that kept no environment: nothing to say

@@ -10,8 +10,8 @@ from tfscale.errors import TfscaleError
 
 
 @click.command()
-@click.argument("base", type=click.Path(exists=True, file_okay=False))
-@click.argument("new", type=click.Path(exists=True, file_okay=False))
+@click.argument("base", type=click.Path(exists=True))
+@click.argument("new", type=click.Path(exists=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="HTML comparison (default reports/compare.html).")
 @click.option("--threshold", default=0.05, show_default=True, help="Throughput drop that counts as a regression.")
 @click.option(
@@ -30,6 +30,11 @@ from tfscale.errors import TfscaleError
     help="Also write JUnit XML: one test case per config, failed where the gate fails.",
 )
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Also write a short Markdown table for a PR comment.")
+@click.option(
+    "--allow-different-settings",
+    is_flag=True,
+    help="Gate even where BASE and NEW ran with other timing settings or on other hardware (named either way).",
+)
 def compare(
     base: str,
     new: str,
@@ -39,26 +44,30 @@ def compare(
     allow_missing: bool,
     junit: str | None,
     markdown: str | None,
+    allow_different_settings: bool,
 ) -> None:
-    """Compare the run folders BASE and NEW (configs matched by config_id, else by axes)."""
+    """Compare BASE and NEW (run folders, suite folders: each config's latest run, or records files; configs matched
+    by config_id, else by axes), naming first what makes them unlike: other settings, other hardware."""
     # Late imports: pandas and plotly load only for this command.
-    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, env_differences, lost_configs, p_text
-    from tfscale.compare import compare as compare_runs
+    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, p_text
+    from tfscale.compare_runs import compare_paths
     from tfscale.gate import gate_fails, junit_xml, markdown_table, shift_text, summary_line
     from tfscale.htmlreport.comparison import render_comparison
-    from tfscale.store import ENV_FILE, check_output, find_records_files, load_env, load_results, write_atomic
+    from tfscale.store import ENV_FILE, check_output, find_records_files, write_atomic
     from tfscale.textable import format_table
 
-    read = [*find_records_files(base), *find_records_files(new), Path(base) / ENV_FILE, Path(new) / ENV_FILE]
+    read = [
+        f for side in (base, new) for records in find_records_files(side) for f in (records, records.parent / ENV_FILE)
+    ]
     path = check_output(output or Path("reports") / "compare.html", read)
     extra = [check_output(target, read) for target in (junit, markdown) if target]
     if len({p.resolve() for p in (path, *extra)}) < 1 + len(extra):
         raise TfscaleError("-o, --junit and --markdown must name different files")
-    base_records, new_records = load_results(base), load_results(new)
-    rows = compare_runs(base_records, new_records, threshold)
-    lost = lost_configs(base_records, new_records)
-    diffs = env_differences(load_env(base), load_env(new))
-    write_atomic(path, render_comparison(rows, diffs, base, new, threshold, lost))
+    found = compare_paths(base, new, threshold)
+    rows, lost = found.rows, found.lost
+    for line in found.warnings():
+        click.echo(f"warning: {line}")
+    write_atomic(path, render_comparison(rows, found.env, base, new, threshold, lost, found.warnings()))
     click.echo(
         format_table(
             [
@@ -79,18 +88,24 @@ def compare(
     )
     for config in lost:
         click.echo(config.line())
-    for key, a, b in diffs:
+    for key, a, b in found.env:
         click.echo(f"env differs: {key}: {a} -> {b}")
     on_windows = int((rows[TESTED_ON] == ON_WINDOWS).sum()) if not rows.empty else 0
     if on_windows:
         click.echo(f"note: {on_windows} config(s) {DRIFT_NOTE}")
     for target, text in (
         (junit, lambda: junit_xml(rows, lost, threshold, base, new, allow_missing)),
-        (markdown, lambda: markdown_table(rows, lost, threshold)),
+        (markdown, lambda: markdown_table(rows, lost, threshold, found.warnings())),
     ):
         if target:
             write_atomic(target, text())
     written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
     click.echo(f"{summary_line(rows, lost, threshold)}; comparison: {path}{written}")
+    if fail_on_regression and found.unlike() and not allow_different_settings:
+        raise TfscaleError(
+            "--fail-on-regression: BASE and NEW measured unlike things ("
+            + "; ".join(found.unlike())
+            + "): run both alike, or gate anyway with --allow-different-settings"
+        )
     if fail_on_regression and gate_fails(rows, lost, allow_missing):
         raise click.exceptions.Exit(1)

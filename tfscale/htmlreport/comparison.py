@@ -69,6 +69,14 @@ def lost_section(lost: list[Lost]) -> str:
     )
 
 
+def _warnings(lines) -> str:
+    """What makes BASE and NEW unlike, before any figure."""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f'<ul class="loaderror">{items}</ul>'
+
+
 def render_comparison(
     rows: pd.DataFrame,
     env_diffs: list[tuple[str, str, str]],
@@ -76,6 +84,7 @@ def render_comparison(
     new: str,
     threshold: float,
     lost: list[Lost] | None = None,
+    warnings: list[str] | tuple[str, ...] = (),
 ) -> str:
     plot = figure_html(change_figure(rows)) if not rows.empty else ""
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
@@ -92,6 +101,7 @@ font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.d
 </style></head><body>
 <h1>tfscale compare</h1>
 <p>BASE: {html.escape(base)}<br>NEW: {html.escape(new)}</p>
+{_warnings(warnings)}
 <p>{len(rows)} configs matched (by config_id, else by axes); {regressions} significant regression(s) beyond
 {threshold:.0%}. Significance: two-sided Mann-Whitney U test on the step-time samples, normal approximation with
 tie and continuity corrections; the p-values of all compared configs adjusted for the false-discovery rate
