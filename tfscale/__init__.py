@@ -2,13 +2,12 @@
 
 Public API (docs/python-api.md): `run` (a sweep, as `tfscale run`; returns the records as a pandas DataFrame),
 `plan` (the configs a suite expands to), `report` (records to the HTML report), `load_results` (records → pandas
-DataFrame), `Workload` (what a user model returns), `__version__`. Importing tfscale imports neither TensorFlow nor
-pandas.
+DataFrame with every derived column), `analyze` (those columns for a records DataFrame), `Workload` (what a user
+model returns), `__version__`. Importing tfscale imports neither TensorFlow nor pandas.
 """
 
 from tfscale._version import __version__
-from tfscale.api import plan, report, run
-from tfscale.store import load_results
+from tfscale.api import analyze, load_results, plan, report, run
 from tfscale.workload import Workload
 
-__all__ = ["Workload", "__version__", "load_results", "plan", "report", "run"]
+__all__ = ["Workload", "__version__", "analyze", "load_results", "plan", "report", "run"]

@@ -503,6 +503,15 @@ def input_wait(row: pd.Series) -> float:
     return 0.0 if wait is None or low is None or low <= 0 else wait
 
 
+# Each term of the loss breakdown and its share of the step.
+BREAKDOWN_FRACTIONS = {
+    m.COMM_EXPOSED_S: m.COMM_EXPOSED_FRACTION,
+    m.STRAGGLER_WAIT_S: m.STRAGGLER_WAIT_FRACTION,
+    m.INPUT_WAIT_S: m.INPUT_WAIT_FRACTION,
+    m.REST_S: m.REST_FRACTION,
+}
+
+
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
     add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
@@ -539,7 +548,7 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
                 **terms,
                 m.COMM_EXPOSED_NOTE: comm_note,
                 m.GAP_FRACTION: gap / step,
-                **{name.replace("_s", "_fraction"): value / step for name, value in terms.items()},
+                **{BREAKDOWN_FRACTIONS[name]: value / step for name, value in terms.items()},
             }
         )
     return pd.DataFrame(rows)
@@ -775,3 +784,28 @@ def critical_batches(frame: pd.DataFrame) -> list[str]:
             f"global batches above it buy little convergence per example"
         )
     return lines
+
+
+def analyze(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (records: tfscale.store.load_results) with every derived column of docs/records.md per config: the
+    scaling figures (add_scaling), `mode` and `layout`, the loss breakdown, the communication share, and where they
+    apply the simulated-network and input-twin figures; empty where a figure does not apply. What tfscale.run,
+    tfscale.load_results and tfscale export give."""
+    out = add_scaling(frame)
+    out[m.MODE] = [mode_text(row) for _, row in out.iterrows()]
+    out[m.LAYOUT] = [layout_label(row) for _, row in out.iterrows()]
+    out[m.COMM_FRACTION] = _numeric(out, m.COMM_TIME_EXPOSED_S) / _numeric(out, m.STEP_TIME_MEDIAN_S)
+    parts = (
+        (loss_breakdown(out), (m.IDEAL_STEP_S, m.GAP_S, m.GAP_CI95_LOW_S, m.GAP_CI95_HIGH_S, m.GAP_FRACTION,
+                               *BREAKDOWN_FRACTIONS, *BREAKDOWN_FRACTIONS.values(), m.COMM_EXPOSED_NOTE)),
+        (network_rows(out), (m.BUSBW_LINK_FRACTION, m.CHECK_LINK_FRACTION, m.COMM_VS_LOOPBACK)),
+        (input_comparison(out), (m.SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S, m.FILES_VS_SYNTHETIC,
+                                 m.SYNTHETIC_SCALING_EFFICIENCY)),
+    )  # fmt: skip
+    for rows, columns in parts:
+        found = {measurement_key(row): row for _, row in rows.iterrows()} if len(rows) else {}
+        keys = [measurement_key(row) for _, row in out.iterrows()]
+        for column in columns:
+            values = [found[key].get(column) if key in found else None for key in keys]
+            out[column] = pd.Series(values, index=out.index, dtype=object if column == m.COMM_EXPOSED_NOTE else None)
+    return out

@@ -76,6 +76,24 @@ def plan(suite: str | Path | Mapping[str, Any]) -> Plan:
     return expand(load(suite))
 
 
+def load_results(*paths: str | Path, derived: bool = True) -> pd.DataFrame:
+    """The records under the paths (records files, run or suite folders, a results root) as a DataFrame, one row per
+    config and run (repeats combined), with every derived column of docs/records.md (tfscale.analyze); `derived`
+    False: the stored columns only."""
+    from tfscale.analysis import analyze  # late: pandas
+    from tfscale.store import load_results as stored
+
+    frame = stored(*paths)
+    return analyze(frame) if derived else frame
+
+
+def analyze(frame: pd.DataFrame) -> pd.DataFrame:
+    """A records DataFrame (load_results(..., derived=False), or one of your own) with every derived column."""
+    from tfscale.analysis import analyze as derive  # late: pandas
+
+    return derive(frame)
+
+
 def report(
     paths: str | Path | list[str | Path],
     output: str | Path | None = None,
@@ -146,10 +164,10 @@ def run(
     slurm_args: tuple[str, ...] | list[str] = (),
     quiet: bool = False,
 ) -> pd.DataFrame:
-    """Run every config of `suite` (a path or a dict), store the records in results_dir/<suite>/<run_id>/ and
-    write reports_dir/<suite>.html; return the run's records with the scaling columns (tfscale.load_results +
-    analysis), `frame.attrs["run_dir"]` the run folder, `frame.attrs["report"]` the report. The keywords are the
-    options of `tfscale run`."""
+    """Run every config of `suite` (a suite file's path, a run folder or a dict), store the records in
+    results_dir/<suite>/<run_id>/ and write reports_dir/<suite>.html; return the run's records with every derived
+    column (tfscale.load_results), `frame.attrs["run_dir"]` the run folder, `frame.attrs["report"]` the report. The
+    keywords are the options of `tfscale run`."""
     return run_suite(
         load(suite),
         suite_file=None if isinstance(suite, Mapping) else str(suite),
@@ -176,11 +194,8 @@ class RunOutcome:
     failed: set[str]
 
     def frame(self) -> pd.DataFrame:
-        """The run's records with the scaling columns; attrs "run_dir" and "report" (None with no_report)."""
-        from tfscale.analysis import add_scaling  # late: pandas
-        from tfscale.store import load_results
-
-        frame = add_scaling(load_results(self.run_dir))
+        """The run's records with every derived column; attrs "run_dir" and "report" (None with no_report)."""
+        frame = load_results(self.run_dir)
         frame.attrs.update(run_dir=str(self.run_dir), report=None if self.report is None else str(self.report))
         return frame
 

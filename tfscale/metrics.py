@@ -91,9 +91,12 @@ LINK_CHECK_METHOD = "link_check_method"  # how link_measured_bytes_per_s was mea
 LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput node 0 -> node 1 before the config
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
+MAX_MEASURE_S = "max_measure_s"  # s, run setting: most seconds of timed windows per config (steps: auto)
+MAX_WARMUP_S = "max_warmup_s"  # s, run setting: most seconds of warm-up windows (warmup_steps: auto)
 MEASURE_STOP = "measure_stop"  # why the timed windows stopped: target_ci met | max_measure_s spent | fixed steps
 MEMORY_KIND = "memory_kind"  # what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss
 MICRO_BATCHES = "micro_batches"  # pipeline: micro-batches per step
+MIN_WINDOW_S = "min_window_s"  # s, run setting: shortest timing window when window_steps is auto
 MODEL = "model"  # zoo name (mlp|cnn|transformer) or a suite's user model name
 MODEL_PARALLEL_METHOD = "model_parallel_method"  # how the model was split and the bubble measured, in words
 MODEL_SIZE = "model_size"  # zoo size knob tiny|small|medium|large; empty for user models
@@ -186,6 +189,7 @@ BASELINE_CONFIG_ID = "baseline_config_id"  # config_id of the 1-device, 1-node b
 BASELINE_NOTE = "baseline_note"  # why speedup/efficiency are empty, when they are
 BUSBW_LINK_FRACTION = "busbw_link_fraction"  # busbw_bytes_per_s / link_bytes_per_s (simulated hosts)
 CHECK_LINK_FRACTION = "check_link_fraction"  # link_measured_bytes_per_s / link_bytes_per_s (simulated hosts)
+COMM_EXPOSED_FRACTION = "comm_exposed_fraction"  # loss breakdown: comm_exposed_s / step_time_median_s
 COMM_EXPOSED_NOTE = "comm_exposed_note"  # loss breakdown: why comm_exposed_s is 0 ("within noise" and the CI)
 COMM_EXPOSED_S = "comm_exposed_s"  # s, loss breakdown: exposed communication (comm_time_exposed_s, else 0)
 COMM_FRACTION = "comm_fraction"  # comm_time_exposed_s / step_time_median_s
@@ -201,13 +205,14 @@ GOODPUT_CI95_HIGH = "goodput_ci95_high"  # examples/s, 95 % CI of goodput
 GOODPUT_CI95_LOW = "goodput_ci95_low"  # examples/s, 95 % CI of goodput
 GOODPUT_SCALING_EFFICIENCY = "goodput_scaling_efficiency"  # goodput_N / (N x the baseline's goodput)
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
+INPUT_WAIT_FRACTION = "input_wait_fraction"  # loss breakdown: input_wait_s / step_time_median_s
 INPUT_WAIT_S = "input_wait_s"  # s, loss breakdown: input_wait_time_s (0 within noise; 0 with synthetic in-memory data)
 JOULES_PER_EXAMPLE = "joules_per_example"  # J, energy_j / (energy_window_s x throughput)
 LAYOUT = "layout"  # how a config spreads its devices, e.g. "2 nodes × 1", "2 workers + 1 PS" (tfscale.labels)
 MFU = "mfu"  # achieved_flops_per_s / (devices x peak_flops_per_s): model FLOPs utilisation, 0..1
 MODE = "mode"  # how a config uses its devices, e.g. "data (mirrored)", "pipeline 2 stages x 4 micro-batches"
 NOISE_SCALE_USED = "noise_scale_used"  # examples, the B_noise statistical_efficiency used, and whose
-PREDICTED_STEP_S = "predicted_step_s"  # s, tfscale.predict: modelled step time at a device count
+REST_FRACTION = "rest_fraction"  # loss breakdown: rest_s / step_time_median_s
 REST_S = "rest_s"  # s, loss breakdown: gap_s minus the other terms (compute growth, overheads)
 SCALING = "scaling"  # strong|weak: which definition scaling_efficiency uses
 SCALING_EFFICIENCY = "scaling_efficiency"  # strong: T1/(N*TN) in step time; weak: thr_N/(N*thr_1)
@@ -220,9 +225,13 @@ STATISTICAL_EFFICIENCY = "statistical_efficiency"  # (B_noise + B0) / (B_noise +
 STATISTICAL_EFFICIENCY_CI95_HIGH = "statistical_efficiency_ci95_high"  # 95 % CI, from grad_noise_scale's
 STATISTICAL_EFFICIENCY_CI95_LOW = "statistical_efficiency_ci95_low"  # 95 % CI, from grad_noise_scale's
 STEP_TIME_CV = "step_time_cv"  # MAD / median, a robust coefficient of variation
+STRAGGLER_WAIT_FRACTION = "straggler_wait_fraction"  # loss breakdown: straggler_wait_s / step_time_median_s
 STRAGGLER_WAIT_S = "straggler_wait_s"  # s, loss breakdown: slowest rank's median step - median of the ranks'
 SYNTHETIC_SCALING_EFFICIENCY = "synthetic_scaling_efficiency"  # input section: the data: synthetic twin's efficiency
 SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S = "synthetic_throughput_examples_per_s"  # examples/s of the synthetic twin
+
+# --- tfscale predict's table (and the report's prediction section), not a column of records ------------------
+PREDICTED_STEP_S = "predicted_step_s"  # s, modelled step time at a device count
 
 # Columns every record carries, in the order load_results gives them: who and what, then the config's axes and
 # the settings that say how its samples were taken (named as in the suite: tfscale.axes), then what was measured.

@@ -13,9 +13,9 @@ HEADER = """# Records
 
 One JSON line per worker process in `results/<suite>/<run_id>/records.jsonl` (one per config, or `repeats` per
 config with their `repeat` index); `tfscale.load_results(path)` gives one row per config and run (repeats combined:
-`tfscale/repeats.py`) as a pandas DataFrame with the derived columns of the second table. Names never change
-meaning; figures that do not apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do not edit by
-hand.
+`tfscale/repeats.py`) as a pandas DataFrame with every derived column of the second table (`tfscale.analyze`;
+`derived=False`: the first table's only), as does `tfscale export`. Names never change meaning; figures that do
+not apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do not edit by hand.
 """
 
 
@@ -39,6 +39,7 @@ def render(metrics_source: str | None = None) -> str:
     source = metrics_source or (Path(__file__).with_name("metrics.py")).read_text(encoding="utf-8")
     stored = source.split("# --- stored", 1)[1].split("# --- derived", 1)[0]
     derived = source.split("# --- derived", 1)[1].split("\n\n", 1)[0]
+    predicted = source.split("# --- tfscale predict", 1)[1].split("\n\n", 1)[0]
     axes = {name: axis.help for name, axis in {**AXES, **SETTINGS}.items()}
     lines = [HEADER, "## Stored in every record", "", "| column | unit, meaning |", "|---|---|"]
     for column, meaning in entries(stored):
@@ -47,6 +48,8 @@ def render(metrics_source: str | None = None) -> str:
         lines.append(f"| `{column}` | {meaning.replace('|', '&#124;')} |")
     lines += ["", "## Derived by the analysis (never stored)", "", "| column | unit, meaning |", "|---|---|"]
     lines += [f"| `{column}` | {meaning.replace('|', '&#124;')} |" for column, meaning in entries(derived)]
+    lines += ["", "## Columns of `tfscale predict`'s table (not in records)", "", "| column | unit, meaning |"]
+    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(predicted))]
     return "\n".join(lines) + "\n"
 
 

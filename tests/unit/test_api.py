@@ -40,7 +40,7 @@ def test_the_dict_is_not_changed():
     [
         ({**SUITE, "matrix": {"strategy": ["mirrored", "magic"]}}, "<dict>: matrix.strategy[1]: unknown strategy"),
         ({"matrix": {"model": ["mlp"]}}, "<dict>: name: required key is missing"),
-        ([1, 2], "suite: give a suite file's path or a dict, got list"),
+        ([1, 2], "suite: give a suite file's path, a run folder or a dict, got list"),
     ],
 )
 def test_a_bad_suite_raises_the_cli_line(suite, message):
@@ -91,3 +91,21 @@ def test_the_documented_example_suite_plans_to_the_count_it_states():
     suite = ast.literal_eval(re.search(r"suite = (\{.*?\n\})", text, re.S).group(1))
     count = int(re.search(r'print\(len\(tfscale\.plan\(suite\)\.specs\), "configs"\) +# (\d+) configs', text).group(1))
     assert len(tfscale.plan(suite).specs) == count == 4
+
+
+def test_load_results_gives_every_column_records_md_lists_and_no_other():
+    # Issue 32: docs/records.md promised the derived columns, load_results gave none.
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "records.md").read_text().split("## Columns of `tfscale predict`")[0]
+    listed = set(re.findall(r"^\| `([a-z0-9_]+)` \|", doc, re.M))
+    frame = tfscale.load_results(root / "tests" / "data" / "quickstart-run")
+    assert listed - set(frame.columns) == set()
+    assert set(frame.columns) - listed == set()
+    assert frame["layout"].iloc[0] == "1 node × 2" and frame["mode"].iloc[0] == "data (mirrored)"
+    assert frame["gap_s"].notna().sum() == (frame["devices"] > 1).sum() == 10
+    stored = tfscale.load_results(root / "tests" / "data" / "quickstart-run", derived=False)
+    assert "scaling_efficiency" not in stored and len(stored) == len(frame) and frame["speedup"].notna().all()
+    assert list(tfscale.analyze(stored).columns) == list(frame.columns)

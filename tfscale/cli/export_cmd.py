@@ -24,13 +24,13 @@ FORMATS = ("csv", "parquet", "tensorboard")
 def export(path: str, fmt: str, output: str | None) -> None:
     """Write the records under PATH (file, run, suite folder or results root), with the scaling columns: as one
     table, or as an HParams experiment (axes as hyperparameters, figures as metrics) for `tensorboard --logdir`."""
-    from tfscale.analysis import add_scaling  # late: pandas only for this command
-    from tfscale.store import check_output, find_records_files, load_results, write_atomic
+    from tfscale.api import load_results  # late: pandas only for this command
+    from tfscale.store import check_output, find_records_files, write_atomic
 
     source = Path(path)
     beside = source.parent if source.is_file() else source
     read = find_records_files(path)
-    frame = add_scaling(load_results(path))
+    frame = load_results(path)  # with every derived column (tfscale.analyze)
     if fmt == "tensorboard":
         from tfscale.hparams import write_hparams
 
