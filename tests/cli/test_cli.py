@@ -320,3 +320,17 @@ def test_click_usage_errors_pass_through_the_same_escaping(runner, tmp_path):
     result = runner.invoke(cli, ["launch", suite, "--target", "x\rfake line\u202e"])
     assert result.exit_code == 2
     assert "'x\\rfake line\\u202e' is not one of" in result.output and "\r" not in result.output
+
+
+def test_export_without_pyarrow_is_one_line(runner, tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("fastparquet") is not None:
+        pytest.skip("fastparquet is installed: pandas writes Parquet without pyarrow")
+    run = tmp_path / "quickstart" / "r"
+    shutil.copytree(DATA / "quickstart-run", run)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as where pyarrow is not installed
+    result = runner.invoke(cli, ["export", str(run), "--format", "parquet", "-o", str(tmp_path / "r.parquet")])
+    assert result.exit_code == 2
+    assert result.output == "tfscale: error: --format parquet needs pyarrow: pip install 'tfscale[parquet]'\n"

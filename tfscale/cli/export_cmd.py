@@ -46,6 +46,6 @@ def export(path: str, fmt: str, output: str | None) -> None:
     else:
         try:
             write_atomic(target, frame.to_parquet(index=False))
-        except ImportError as error:
-            raise TfscaleError(f"--format parquet needs pyarrow (pip install pyarrow): {error}") from None
+        except ImportError:  # pandas' own message runs over several lines
+            raise TfscaleError("--format parquet needs pyarrow: pip install 'tfscale[parquet]'") from None
     click.echo(f"wrote {len(frame)} records to {target}")
