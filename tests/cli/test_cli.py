@@ -334,3 +334,22 @@ def test_export_without_pyarrow_is_one_line(runner, tmp_path, monkeypatch):
     result = runner.invoke(cli, ["export", str(run), "--format", "parquet", "-o", str(tmp_path / "r.parquet")])
     assert result.exit_code == 2
     assert result.output == "tfscale: error: --format parquet needs pyarrow: pip install 'tfscale[parquet]'\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["report", "/nope"], "tfscale: error: Invalid value for 'PATHS...': Path '/nope' does not exist. "
+                              "(see 'tfscale report --help')"),
+        (["run"], "tfscale: error: Missing argument 'SUITE'. (see 'tfscale run --help')"),
+        (["plan", "--bogus", "x"], "tfscale: error: No such option '--bogus'. (see 'tfscale plan --help')"),
+    ],
+)  # fmt: skip
+def test_click_errors_are_one_line_and_exit_2_as_tfscale_errors_are(runner, args, line):
+    result = runner.invoke(cli, args, prog_name="tfscale")
+    assert (result.exit_code, result.output) == (2, line + "\n")
+
+
+def test_the_group_alone_shows_its_help(runner):
+    result = runner.invoke(cli, [], prog_name="tfscale")
+    assert result.output.startswith("Usage: tfscale [OPTIONS] COMMAND [ARGS]...")

@@ -64,13 +64,37 @@ class VisibleText:
         return getattr(self._stream, name)
 
 
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2: a group run without a command
+
+
+def one_line(error: click.ClickException) -> str:
+    """click's message, and for a usage error where to read the usage, on one line."""
+    message = " ".join(error.format_message().split())
+    ctx = getattr(error, "ctx", None)
+    return f"{message} (see '{ctx.command_path} --help')" if isinstance(error, click.UsageError) and ctx else message
+
+
 class TfscaleGroup(click.Group):
-    def main(self, *args, **kwargs):
-        """Every line tfscale and click write, usage errors included, goes through VisibleText."""
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Every line tfscale and click write goes through VisibleText; click's own errors (a path that does not
+        exist, a bad option value, a missing argument) are one line and exit 2, as tfscale's are."""
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = VisibleText(sys.stdout), VisibleText(sys.stderr)
         try:
-            return super().main(*args, **kwargs)
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, False, **extra)
+            try:
+                code = super().main(args, prog_name, complete_var, False, **extra)
+            except NO_ARGS_IS_HELP as error:  # `tfscale` alone: its help, as click shows it
+                error.show()
+                sys.exit(error.exit_code)
+            except click.ClickException as error:
+                click.echo(f"tfscale: error: {one_line(error)}", err=True)
+                sys.exit(error.exit_code)
+            except click.Abort:
+                click.echo("Aborted!", err=True)
+                sys.exit(1)
+            sys.exit(code if isinstance(code, int) else 0)
         finally:
             sys.stdout, sys.stderr = streams
 
