@@ -167,6 +167,10 @@ def collect(folder: str | Path, results_dir: str | Path, run_id: str) -> Collect
             not_run.append(spec.config_id)
         else:
             records.append(_record(spec, outcome, target, run_id, folder / "results"))
+    if not records:
+        raise TfscaleError(
+            f"{folder / 'results'}: no result part yet for any of the {len(specs)} config(s): nothing to collect"
+        )
     target.mkdir(parents=True, exist_ok=True)
     for record in records:
         append_record(target / RECORDS_FILE, record)

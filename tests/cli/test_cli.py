@@ -353,3 +353,11 @@ def test_click_errors_are_one_line_and_exit_2_as_tfscale_errors_are(runner, args
 def test_the_group_alone_shows_its_help(runner):
     result = runner.invoke(cli, [], prog_name="tfscale")
     assert result.output.startswith("Usage: tfscale [OPTIONS] COMMAND [ARGS]...")
+
+
+def test_plan_as_json_for_scripts(runner):
+    result = runner.invoke(cli, ["plan", str(DATA.parent.parent / "suites" / "quickstart.yaml"), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert (document["suite"], document["device"], len(document["specs"])) == ("quickstart", "cpu", 17)
+    assert {spec["steps"] for spec in document["specs"]} == {"auto"} and document["specs"][0]["config_id"]

@@ -38,6 +38,8 @@ def test_env_command_reports_tensorflow_and_host(runner, tmp_path):
     assert document["tensorflow"]["version"].startswith("2.21")
     assert "CPU" in " ".join(document["tensorflow"]["physical_devices"])
     assert document["packages"]["tensorflow"].startswith("2.21")
+    piped = runner.invoke(cli, ["env", "--json"])  # the JSON alone, for a pipe
+    assert piped.exit_code == 0 and json.loads(piped.output)["host"] == document["host"]
     # no GPU driver on CI machines: the NVML part must say why instead of failing
     if Path("/dev/nvidiactl").exists():
         assert document["nvml"]["available"] and document["nvml"]["gpus"]

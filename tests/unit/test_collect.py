@@ -121,3 +121,10 @@ def test_parts_that_are_not_tfscales_give_one_line_and_no_record(tmp_path):
     with pytest.raises(TfscaleError, match=f"config {single.config_id}: parts tfscale did not write"):
         collect(tmp_path, tmp_path / "root", "r1")
     assert not (tmp_path / "root").exists()
+
+
+def test_a_folder_with_no_part_yet_is_an_error_and_makes_no_run(tmp_path):
+    launched(tmp_path)
+    with pytest.raises(TfscaleError, match=r"results: no result part yet for any of the 3 config\(s\): nothing to"):
+        collect(tmp_path, tmp_path / "root", "r1")
+    assert not (tmp_path / "root").exists()

@@ -9,7 +9,8 @@ import click
 
 @click.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write the JSON to this file.")
-def env(output: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The JSON alone on standard output (the summary goes to none).")
+def env(output: str | None, as_json: bool) -> None:
     """Print a one-paragraph summary, then the JSON: TF version and build, devices, CPU, memory, GPUs (NVML) and
     package versions."""
     from tfscale.envinfo import collect_env
@@ -17,7 +18,8 @@ def env(output: str | None) -> None:
     from tfscale.store import write_json_atomic
 
     document = collect_env()
-    click.echo(env_summary(document) + "\n")
+    if not as_json:
+        click.echo(env_summary(document) + "\n")
     click.echo(json.dumps(document, indent=1))
     if output:
         write_json_atomic(output, document)

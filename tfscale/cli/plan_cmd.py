@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from tfscale.api import plan as plan_suite
@@ -12,10 +14,15 @@ from tfscale.textable import format_table
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", type=click.Path(dir_okay=False))
-def plan(suite_file: str) -> None:
-    """Print the configs SUITE expands to and their count."""
+@click.argument("suite_file", metavar="SUITE")
+@click.option("--json", "as_json", is_flag=True, help="Every config's resolved spec as JSON, alone on standard output.")
+def plan(suite_file: str, as_json: bool) -> None:
+    """Print the configs SUITE (a suite file, or a run folder: the suite it ran with) expands to and their count."""
     result = plan_suite(suite_file)
+    if as_json:  # what plan.json of a run would hold, for scripts
+        specs = [spec.to_dict() for spec in result.specs]
+        click.echo(json.dumps({"suite": result.suite.name, "device": result.suite.device, "specs": specs}, indent=1))
+        return
     click.echo(format_table(plan_rows(result)))
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
     click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device}){collapsed}")
