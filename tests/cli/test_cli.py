@@ -361,3 +361,12 @@ def test_plan_as_json_for_scripts(runner):
     document = json.loads(result.output)
     assert (document["suite"], document["device"], len(document["specs"])) == ("quickstart", "cpu", 17)
     assert {spec["steps"] for spec in document["specs"]} == {"auto"} and document["specs"][0]["config_id"]
+
+
+def test_predict_takes_several_runs_and_the_counts_after_devices(runner, tmp_path):
+    for name in ("a", "b"):
+        shutil.copytree(DATA / "example-run", tmp_path / name)
+    result = runner.invoke(cli, ["predict", str(tmp_path / "a"), str(tmp_path / "b"), "--devices", "8", "16"])
+    assert result.exit_code == 0, result.output
+    bad = runner.invoke(cli, ["predict", str(tmp_path / "a"), "nope", "--devices", "8"])
+    assert (bad.exit_code, bad.output) == (2, "tfscale: error: nope: no such file or folder (and not a device count)\n")

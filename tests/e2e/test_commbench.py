@@ -16,8 +16,8 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "replicas"),
     [
-        (["--strategy", "mirrored", "--devices", "4"], 4),
-        (["--strategy", "multi_worker_mirrored", "--devices", "1", "--nodes", "2"], 2),
+        (["--strategy", "mirrored", "--devices-per-node", "4"], 4),
+        (["--strategy", "multi_worker_mirrored", "--devices-per-node", "1", "--nodes", "2"], 2),
     ],
 )
 def test_commbench_prints_and_stores_the_size_table(runner, tmp_path, args, replicas):

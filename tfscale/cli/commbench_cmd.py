@@ -15,7 +15,8 @@ from tfscale.commbench import format_sweep, run_sweep, sizes_between, store_swee
     type=click.Choice(["mirrored", "central_storage", "multi_worker_mirrored"]),
 )
 @click.option("--device", default="cpu", show_default=True, type=click.Choice(["cpu", "gpu"]))
-@click.option("--devices", "devices_per_node", default=2, show_default=True, help="Devices per node.")
+@click.option("--devices-per-node", "devices_per_node", default=2, show_default=True, help="Devices per node.")
+@click.option("--devices", "old_devices_per_node", type=int, hidden=True, help="Deprecated: --devices-per-node.")
 @click.option("--nodes", default=1, show_default=True, help="Nodes (worker processes for multi_worker_mirrored).")
 @click.option("--cross-device-ops", type=click.Choice(["nccl", "hierarchical_copy", "reduction_to_one_device"]))
 @click.option("--collective", type=click.Choice(["auto", "ring", "nccl"]))
@@ -36,6 +37,7 @@ def commbench(
     strategy: str,
     device: str,
     devices_per_node: int,
+    old_devices_per_node: int | None,
     nodes: int,
     cross_device_ops: str | None,
     collective: str | None,
@@ -49,6 +51,9 @@ def commbench(
     run_id: str | None,
 ) -> None:
     """Time the all-reduce alone from MIN_BYTES to MAX_BYTES by powers of two and fit T = alpha + beta*S*2(n-1)/n."""
+    if old_devices_per_node is not None:  # --devices meant per node here, total devices in predict
+        click.echo("note: --devices is deprecated here: it meant devices per node; use --devices-per-node", err=True)
+        devices_per_node = old_devices_per_node
     from tfscale.launch.local import LocalLauncher
     from tfscale.runner import default_run_id
     from tfscale.store import run_dir

@@ -1,13 +1,32 @@
-"""`tfscale predict RUN --devices 8 16 64`: step time, throughput and efficiency at device counts not run."""
+"""`tfscale predict RUN [RUN...] --devices 8 16 64`: step time, throughput and efficiency at device counts not run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from tfscale.errors import TfscaleError
+
+
+def split_arguments(words: tuple[str, ...]) -> tuple[list[str], list[int]]:
+    """(paths, device counts) of PATH... : `--devices 8 16 64` leaves 16 and 64 among them (click gives an option
+    one value), so a word that names no file or folder and is a whole number is a device count."""
+    paths, counts = [], []
+    for word in words:
+        if not Path(word).exists() and word.isdigit():
+            counts.append(int(word))
+        elif Path(word).exists():
+            paths.append(word)
+        else:
+            raise TfscaleError(f"{word}: no such file or folder (and not a device count)")
+    if not paths:
+        raise TfscaleError("give the records to predict from: tfscale predict RUN [RUN...] --devices 8 16 64")
+    return paths, counts
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True))
-@click.argument("more", nargs=-1, type=int)
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
     "--devices",
     "devices",
@@ -16,20 +35,22 @@ import click
     help="Total device counts (nodes x devices per node) to predict: --devices 8 16 64.",
 )
 @click.option("--nodes", "old_devices", type=int, multiple=True, hidden=True, help="Deprecated: --devices.")
-def predict(path: str, more: tuple[int, ...], devices: tuple[int, ...], old_devices: tuple[int, ...]) -> None:
-    """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the run, and predict."""
+def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple[int, ...]) -> None:
+    """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the records under PATH... (records
+    files, run or suite folders), and predict."""
     if old_devices:
         click.echo("note: --nodes is deprecated: it always meant total devices; use --devices", err=True)
-    devices = devices + old_devices + more  # `--devices 8 16 64`: click hands the counts after the first to MORE
+    folders, more = split_arguments(paths)
+    devices = devices + old_devices + tuple(more)
     if not devices:
-        raise click.UsageError("give the device counts to predict: --devices 8 16 64")
+        raise TfscaleError("give the device counts to predict: --devices 8 16 64")
     from tfscale import formatting as fmt
     from tfscale.predict import METHOD, holdout, link_of, unmodelled  # late: pandas only for this command
     from tfscale.predict import predict as predict_rows
     from tfscale.store import load_results
     from tfscale.textable import format_table
 
-    frame = load_results(path)
+    frame = load_results(*folders)
     rows = predict_rows(frame, list(devices))
     if rows.empty:
         click.echo("nothing to predict: no multi-device config with measured communication and a baseline")
