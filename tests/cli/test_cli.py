@@ -370,3 +370,13 @@ def test_predict_takes_several_runs_and_the_counts_after_devices(runner, tmp_pat
     assert result.exit_code == 0, result.output
     bad = runner.invoke(cli, ["predict", str(tmp_path / "a"), "nope", "--devices", "8"])
     assert (bad.exit_code, bad.output) == (2, "tfscale: error: nope: no such file or folder (and not a device count)\n")
+
+
+def test_launch_takes_time_limit_as_run_does_and_time_with_a_note(runner, tmp_path):
+    suite = write(tmp_path, "name: x\nmatrix: {model: [mlp]}\n")
+    for option in ("--time-limit", "--time"):
+        out = tmp_path / option.strip("-")
+        result = runner.invoke(cli, ["launch", suite, "--target", "slurm", "-o", str(out), option, "1:30:00"])
+        assert result.exit_code == 0, result.output
+        assert "#SBATCH --time=1:30:00" in (out / "slurm.sbatch").read_text().splitlines()
+        assert ("note: --time is deprecated" in result.output) == (option == "--time")

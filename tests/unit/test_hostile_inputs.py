@@ -105,7 +105,7 @@ def _check_emitted(target: str, out: Path, tmp_path: Path, python: str) -> None:
 def test_launch_refuses_or_quotes_every_hostile_option(runner, tmp_path, canary, target):
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.format(extra=""))
-    options = ["--time", "--partition", "--account", "--image", "--hosts", "--pod-memory", "--python"]
+    options = ["--time-limit", "--partition", "--account", "--image", "--hosts", "--pod-memory", "--python"]
     accepted = 0
     for n, text in enumerate(hostile(canary)):
         for option in options:

@@ -23,11 +23,12 @@ from tfscale.launch.emit import LaunchOptions, emit
 @click.option("--partition", help="Slurm partition.")
 @click.option("--account", help="Slurm account.")
 @click.option(
-    "--time",
+    "--time-limit",
     "time_limit",
     default=None,
     help="Slurm time limit of the batch job (default: the sum of its steps' timeout_s, which covers every step).",
 )
+@click.option("--time", "old_time_limit", default=None, hidden=True, help="Deprecated: --time-limit, as tfscale run.")
 @click.option(
     "--python",
     default=sys.executable,
@@ -53,6 +54,7 @@ def launch(
     partition: str | None,
     account: str | None,
     time_limit: str | None,
+    old_time_limit: str | None,
     port_base: int,
     image: str,
     hosts: str | None,
@@ -61,6 +63,9 @@ def launch(
     python: str,
 ) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
+    if old_time_limit is not None:
+        click.echo("note: --time is deprecated: use --time-limit, as tfscale run does", err=True)
+        time_limit = time_limit or old_time_limit
     plan = plan_suite(suite_file)
     if target == "hosts" and not hosts:
         raise TfscaleError("--target hosts needs --hosts h1,h2,...")

@@ -40,7 +40,7 @@ class LaunchOptions:
         """Refuse, naming the option, a value that is not of its tool's syntax (tfscale.launch.checks)."""
         checks.check_slurm_names("--partition", self.partition)
         checks.check_slurm_names("--account", self.account)
-        checks.check_time("--time", self.time_limit)
+        checks.check_time("--time-limit", self.time_limit)
         checks.check_port("--port-base", self.port_base)
         checks.check_pattern("--image", self.image, checks.IMAGE, "an image is [registry/]path[:tag][@digest]")
         for host in self.hosts:

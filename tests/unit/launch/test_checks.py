@@ -33,8 +33,8 @@ def test_valid_options_pass(options):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"time_limit": "1:00\ntouch /tmp/x"}, "--time '1:00\\ntouch /tmp/x': a Slurm time limit is"),
-        ({"time_limit": "1 hour"}, "--time '1 hour': a Slurm time limit is"),
+        ({"time_limit": "1:00\ntouch /tmp/x"}, "--time-limit '1:00\\ntouch /tmp/x': a Slurm time limit is"),
+        ({"time_limit": "1 hour"}, "--time-limit '1 hour': a Slurm time limit is"),
         ({"partition": "gpu\n#SBATCH --uid=0"}, "--partition 'gpu\\n#SBATCH --uid=0': Slurm names are"),
         ({"account": "a b"}, "--account 'a b': Slurm names are"),
         ({"hosts": ("h1", "h2;rm -rf /")}, "--hosts 'h2;rm -rf /': a host is a name or address"),
