@@ -107,20 +107,26 @@ def report(
     return summary_and_report(paths, output, reports_dir, QUIET if quiet else PRINT)
 
 
-def summary_and_report(paths, output, reports_dir, echo: Echo) -> Path:
-    """The summary table, then the HTML report (what `run`, `report` and `collect` end with); returns its path."""
+def summary_and_report(paths, output, reports_dir, echo: Echo, latest: Path | None = None) -> Path:
+    """The summary table, then the HTML report (what `run`, `report` and `collect` end with); returns its path.
+    With `latest` (a run's report: `output` is reports/<suite>/<run id>.html, kept per run), the same page is also
+    written there, the suite's latest (reports/<suite>.html), and that path is returned."""
     # Late imports: pandas and plotly load only once there are records to show.
     from tfscale.analysis import add_scaling, summary_rows
     from tfscale.htmlreport import write_report
-    from tfscale.store import load_results
+    from tfscale.store import load_results, write_atomic
     from tfscale.textable import format_table
 
     paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     target = Path(output) if output else default_report_path(paths, reports_dir)
     echo.out(format_table(summary_rows(add_scaling(load_results(*paths)))))
     written = write_report(paths, target)
-    echo.out(f"report: {written}")
-    return written
+    if latest is None:
+        echo.out(f"report: {written}")
+        return written
+    write_atomic(latest, written.read_bytes())
+    echo.out(f"report: {latest} (this run's own: {written})")
+    return latest
 
 
 def default_report_path(paths: list[Path], reports_dir: str | Path) -> Path:
@@ -165,7 +171,8 @@ def run(
     quiet: bool = False,
 ) -> pd.DataFrame:
     """Run every config of `suite` (a suite file's path, a run folder or a dict), store the records in
-    results_dir/<suite>/<run_id>/ and write reports_dir/<suite>.html; return the run's records with every derived
+    results_dir/<suite>/<run_id>/ and write reports_dir/<suite>/<run_id>.html and reports_dir/<suite>.html (the
+    latest); return the run's records with every derived
     column (tfscale.load_results), `frame.attrs["run_dir"]` the run folder, `frame.attrs["report"]` the report. The
     keywords are the options of `tfscale run`."""
     return run_suite(
@@ -296,7 +303,10 @@ def run_suite(
         echo.err(f"warning: {error}")
     written = None
     if not no_report:
-        written = summary_and_report([result.run_dir], Path(reports_dir) / f"{plan.suite.name}.html", reports_dir, echo)
+        own = Path(reports_dir) / plan.suite.name / f"{run_id}.html"
+        written = summary_and_report(
+            [result.run_dir], own, reports_dir, echo, Path(reports_dir) / f"{plan.suite.name}.html"
+        )
     failed = {r[m.CONFIG_ID] for r in result.records if r[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT)}
     if failed:
         configs = len({r[m.CONFIG_ID] for r in result.records})

@@ -27,7 +27,8 @@ def test_run_from_python_returns_the_records_and_resumes(tmp_path, capsys):
     assert (reports / "api.html").stat().st_size > 100_000
     out = capsys.readouterr().out
     assert "suite 'api': 3 configs, run one; 3 to run; capturing environment" in out
-    assert f"records: {run / 'records.jsonl'}" in out and f"report: {reports / 'api.html'}" in out
+    assert f"records: {run / 'records.jsonl'}" in out
+    assert f"report: {reports / 'api.html'} (this run's own: {reports / 'api' / 'one.html'})" in out
     again = tfscale.run(SUITE, run_id="one", results_dir=results, reports_dir=reports, quiet=True)
     assert capsys.readouterr().out == ""
     assert list(again["config_id"]) == list(frame["config_id"])  # nothing run twice: the same three records

@@ -79,7 +79,9 @@ def test_sweep_succeeds_and_reports(sweep):
     tmp, result = sweep
     assert result.exit_code == 0, result.output
     assert "[####################] 7/7" in result.output
-    assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'}")
+    own = tmp / "reports" / "e2e" / "r1.html"  # kept per run; e2e.html is the suite's latest, the same page
+    assert result.output.rstrip().endswith(f"report: {tmp / 'reports' / 'e2e.html'} (this run's own: {own})")
+    assert own.read_bytes() == (tmp / "reports" / "e2e.html").read_bytes()
     html = (tmp / "reports" / "e2e.html").read_text()
     assert 'id="plotlyjs-gz"' in html and "<script src=" not in html  # plotly.js packed inside
 

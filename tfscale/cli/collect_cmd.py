@@ -26,5 +26,6 @@ def collect(folder: str, run_id: str | None, results_dir: str, reports_dir: str,
     if done.not_run:
         click.echo(f"no result part yet for {len(done.not_run)} config(s): {', '.join(done.not_run)}")
     if done.records and not no_report:
-        output = Path(reports_dir) / f"{done.run_dir.parent.name}.html"
-        summary_and_report([done.run_dir], output, reports_dir, click_echo())
+        suite = done.run_dir.parent.name
+        own = Path(reports_dir) / suite / f"{done.run_dir.name}.html"
+        summary_and_report([done.run_dir], own, reports_dir, click_echo(), Path(reports_dir) / f"{suite}.html")
