@@ -273,14 +273,22 @@ def _what(row: pd.Series) -> str:
     return f"Config {row[m.CONFIG_ID]} ({row[m.MODEL]}, {row[m.STRATEGY]}, x{row[m.DEVICES]})"
 
 
+LOGICAL_CAVEAT = (
+    "Logical CPU devices share the same cores and thread pools: the scaling figures of cpu-logical configs test "
+    "the harness, not the hardware. Do not read them as speedups."
+)
+
+
+def caveat(frame: pd.DataFrame) -> str | None:
+    """The line a reader must see before any figure (the report under its title, the terminal under its summary):
+    LOGICAL_CAVEAT where any config ran on logical CPU devices, else None."""
+    kinds = frame[m.DEVICE_KIND] if m.DEVICE_KIND in frame else pd.Series(dtype=object)
+    return LOGICAL_CAVEAT if (kinds == "cpu-logical").any() else None
+
+
 def warnings_for(frame: pd.DataFrame) -> list[str]:
     """Plain-sentence warnings a reader of the report must see; `frame` has gone through add_scaling."""
-    notes = []
-    if (frame[m.DEVICE_KIND] == "cpu-logical").any():
-        notes.append(
-            "Logical CPU devices share the same cores and thread pools: the scaling figures of "
-            "cpu-logical configs test the harness, not the hardware. Do not read them as speedups."
-        )
+    notes = [line for line in (caveat(frame),) if line]
     ok = frame[m.STATUS] == m.STATUS_OK
     for _, row in frame[~ok].iterrows():
         notes.append(f"{_what(row)} {row[m.STATUS]}: {row[m.REASON]}")

@@ -112,14 +112,17 @@ def summary_and_report(paths, output, reports_dir, echo: Echo, latest: Path | No
     With `latest` (a run's report: `output` is reports/<suite>/<run id>.html, kept per run), the same page is also
     written there, the suite's latest (reports/<suite>.html), and that path is returned."""
     # Late imports: pandas and plotly load only once there are records to show.
-    from tfscale.analysis import add_scaling, summary_rows
+    from tfscale.analysis import add_scaling, caveat, summary_rows
     from tfscale.htmlreport import write_report
     from tfscale.store import load_results, write_atomic
     from tfscale.textable import format_table
 
     paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     target = Path(output) if output else default_report_path(paths, reports_dir)
-    echo.out(format_table(summary_rows(add_scaling(load_results(*paths)))))
+    frame = add_scaling(load_results(*paths))
+    echo.out(format_table(summary_rows(frame)))
+    if caveat(frame):
+        echo.out(f"caveat: {caveat(frame)}")
     written = write_report(paths, target)
     if latest is None:
         echo.out(f"report: {written}")

@@ -88,8 +88,9 @@ def test_report_from_committed_records(runner, tmp_path):
     # the summary table first, as `tfscale run` ends
     lines = result.output.splitlines()
     assert lines[-1] == f"report: {report}" and lines[0].split()[:2] == ["config_id", "model"]
-    assert len(lines) == 1 + 17 + 1
+    assert len(lines) == 1 + 17 + 1 + 1 and lines[-2].startswith("caveat: Logical CPU devices share the same cores")
     text = report.read_text()
+    assert '<h1>tfscale report: quickstart</h1>\n<p class="caveat">Logical CPU devices share' in text  # first line
     # self-contained: plotly.js inlined once, no external scripts or stylesheets
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
     assert "<link" not in text

@@ -33,6 +33,7 @@ from tfscale.analysis import (
     NETWORK_METHOD,
     PRECISION_NOTE,
     add_scaling,
+    caveat,
     comm_crosscheck,
     condense,
     critical_batches,
@@ -768,6 +769,7 @@ def render(
         "{{summary}}": html.escape(
             f"{len(frame)} configs: {summary}; runs: {', '.join(envs) or 'n/a'}; tfscale {__version__}"
         ),
+        "{{caveat}}": f'<p class="caveat">{html.escape(caveat(frame))}</p>' if caveat(frame) else "",
         "{{findings}}": findings_section(view),
         "{{contents}}": contents(parts),
         "{{sections}}": "\n".join(
