@@ -212,20 +212,24 @@ def lost_configs(base: pd.DataFrame, new: pd.DataFrame) -> list[Lost]:
     return lost
 
 
+def pairs(base: pd.DataFrame, new: pd.DataFrame):
+    """(before, after, matched_by) for each row of `new` that has a row in `base`: by config_id, else by axes."""
+    by_id = {r[m.CONFIG_ID]: r for _, r in base.iterrows()}
+    by_axes = {_key(r): r for _, r in base.iterrows()}
+    for _, after in new.iterrows():
+        before, matched = by_id.get(after[m.CONFIG_ID]), "config_id"
+        if before is None:
+            before, matched = by_axes.get(_key(after)), "axes"
+        if before is not None:
+            yield before, after, matched
+
+
 def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> pd.DataFrame:
     """One row per config present in both (by config_id, else by axes), ok in both."""
     base, new = add_scaling(base), add_scaling(new)
-    base_ok = base[base[m.STATUS] == m.STATUS_OK]
-    by_id = {r[m.CONFIG_ID]: r for _, r in base_ok.iterrows()}
-    by_axes = {_key(r): r for _, r in base_ok.iterrows()}
     rows = []
-    for _, after in new[new[m.STATUS] == m.STATUS_OK].iterrows():
-        before = by_id.get(after[m.CONFIG_ID])
-        matched = "config_id"
-        if before is None:
-            before, matched = by_axes.get(_key(after)), "axes"
-        if before is None:
-            continue
+    ok = m.STATUS_OK
+    for before, after, matched in pairs(base[base[m.STATUS] == ok], new[new[m.STATUS] == ok]):
         (base_values, new_values), tested_on = compared_values(before, after)
         test = mann_whitney(base_values, new_values)
         shift = hodges_lehmann(base_values, new_values)
@@ -325,14 +329,8 @@ def setting_differences(
     def of(row: pd.Series) -> dict[str, object]:
         return {name: row.get(name) for name in recorded} | settings.get(measurement_key(row), {})
 
-    by_id = {r[m.CONFIG_ID]: r for _, r in base.iterrows()}
-    by_axes = {_key(r): r for _, r in base.iterrows()}
     found: dict[str, tuple[set[str], set[str], int]] = {}
-    for _, after in new.iterrows():
-        before = by_id.get(after[m.CONFIG_ID])
-        before = by_axes.get(_key(after)) if before is None else before
-        if before is None:
-            continue
+    for before, after, _ in pairs(base, new):
         a, b = of(before), of(after)
         for name in SETTINGS:
             if name in a and name in b and _value(a[name]) != _value(b[name]):
