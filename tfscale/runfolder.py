@@ -5,12 +5,14 @@ resumed run keeps them, as it keeps its environment. Parent side: no TF."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tfscale._version import __version__
+from tfscale.axes import SETTINGS
 from tfscale.errors import SuiteError
-from tfscale.store import PLAN_FILE, SUITE_FILE, write_atomic, write_json_atomic
+from tfscale.store import PLAN_FILE, SUITE_FILE, find_records_files, write_atomic, write_json_atomic
 from tfscale.suite import MAX_SUITE_BYTES, Suite, parse_suite
 from tfscale.untrusted import UntrustedFile, read_capped
 
@@ -44,8 +46,6 @@ def suite_of_run(folder: str | Path) -> Suite:
 
 def read_plan(folder: str | Path) -> dict[str, Any] | None:
     """A run folder's plan.json, None where it has none (runs before tfscale 0.4.0 kept none) or it is unreadable."""
-    import json
-
     try:
         plan = json.loads(read_capped(Path(folder) / PLAN_FILE, 64 << 20))
     except (OSError, UntrustedFile, ValueError):
@@ -56,9 +56,6 @@ def read_plan(folder: str | Path) -> dict[str, Any] | None:
 def run_settings(path: str | Path) -> dict[tuple, dict[str, Any]]:
     """(suite, run id, config id) -> every run setting each config ran with, from the plan.json of each run folder
     under `path` (a records file, run, suite folder or results root); runs that kept none are left out."""
-    from tfscale.axes import SETTINGS
-    from tfscale.store import find_records_files
-
     found = {}
     for records in find_records_files(path):
         plan = read_plan(records.parent) or {}
