@@ -481,9 +481,12 @@ BREAKDOWN_METHOD = (
     "median step - median of the ranks' medians (multi-worker only, else 0); input wait = the config's "
     "input_wait_time_s minus the ideal step's share of the baseline's (strong: 1/N of it, weak: all of it), each "
     "0 within noise, the difference at least 0 (synthetic data held in memory: 0, never waited on); "
-    "rest = gap - the others (compute growing with replicas, dispatch, overheads). "
-    "Fractions are of the measured step, and gap_fraction = the sum of the four. CIs: bootstrap of the medians "
-    "of the config's and the baseline's windows (gap)."
+    "compute growth = the compute-only step (comm_breakdown: forward and backward of every replica, no "
+    "all-reduce, no optimizer update) - the ideal step, where it was timed, at least 0 and at most what the gap "
+    "leaves after the terms before (replicas sharing cores, or each replica's work growing; the ideal holds the "
+    "update, so it is the growth's lower end); rest = gap - the others (dispatch, overheads; where the compute-only "
+    "step was not timed, its growth too). Fractions are of the measured step, and gap_fraction = the sum of the "
+    "five. CIs: bootstrap of the medians of the config's and the baseline's windows (gap)."
 )
 
 
@@ -516,13 +519,14 @@ BREAKDOWN_FRACTIONS = {
     m.COMM_EXPOSED_S: m.COMM_EXPOSED_FRACTION,
     m.STRAGGLER_WAIT_S: m.STRAGGLER_WAIT_FRACTION,
     m.INPUT_WAIT_S: m.INPUT_WAIT_FRACTION,
+    m.COMPUTE_GROWTH_S: m.COMPUTE_GROWTH_FRACTION,
     m.REST_S: m.REST_FRACTION,
 }
 
 
 def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
     """Where each multi-device config's step time went beyond the ideal one; `frame` has gone through
-    add_scaling. The four terms add up to the gap exactly (the rest is defined as what the others leave)."""
+    add_scaling. The five terms add up to the gap exactly (the rest is defined as what the others leave)."""
     rows_by_key = by_measurement(frame)
     rows = []
     for _, r in frame.iterrows():
@@ -538,6 +542,9 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         straggler = max(ranks) - median(ranks) if isinstance(ranks, list) and len(ranks) > 1 else 0.0
         waited = max(0.0, input_wait(r) - per * input_wait(base))  # the baseline's wait is in the ideal
         terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: waited}
+        compute = _number(r.get(m.COMPUTE_TIME_S))
+        left = gap - sum(terms.values())
+        terms[m.COMPUTE_GROWTH_S] = 0.0 if compute is None else max(0.0, min(compute - ideal, left))
         terms[m.REST_S] = gap - sum(terms.values())
         base_samples = samples_of(base)
         gap_ci = of_medians([samples_of(r), base_samples], lambda t, b, per=per: t - b * per)

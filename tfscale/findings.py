@@ -33,7 +33,8 @@ CAUSES = {
     m.COMM_EXPOSED_S: "exposed communication",
     m.STRAGGLER_WAIT_S: "straggler wait",
     m.INPUT_WAIT_S: "input wait",
-    m.REST_S: "the rest (not communication, stragglers or input: e.g. replicas sharing cores)",
+    m.COMPUTE_GROWTH_S: "compute growth (the compute-only step beyond the ideal: e.g. replicas sharing cores)",
+    m.REST_S: "the rest (not communication, stragglers, input or measured compute growth)",
 }
 
 

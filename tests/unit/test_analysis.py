@@ -356,3 +356,20 @@ def test_the_same_configs_in_two_runs_are_told_apart_by_run():
     assert (rows.loc[("r", "w"), "gap_s"], rows.loc[("r2", "w"), "gap_s"]) == pytest.approx((0.006, 0.004))
     efficiency = frame.set_index(["run_id", "config_id"])["scaling_efficiency"]
     assert (efficiency[("r", "w")], efficiency[("r2", "w")]) == pytest.approx((0.010 / 0.016, 0.020 / 0.024))
+
+
+def test_a_timed_compute_only_step_names_the_compute_growth():
+    # cnn mirrored x4 on logical devices: its replicas' compute grew from the ideal 8 ms to 30 ms; that growth is
+    # the loss, not "the rest". Capped by what the gap leaves after communication, stragglers and input.
+    base = record("b", "one_device", 1, 0.008)
+    grown = record("g", "mirrored", 4, 0.032) | {"compute_time_s": 0.030, "comm_time_exposed_s": 0.002}
+    capped = record("c", "mirrored", 2, 0.010) | {"compute_time_s": 0.012, "comm_time_exposed_s": 0.001}
+    untimed = record("u", "mirrored", 2, 0.012)
+    rows = loss_breakdown(add_scaling(pd.DataFrame([base, grown, capped, untimed]))).set_index("config_id")
+    g, c, u = rows.loc["g"], rows.loc["c"], rows.loc["u"]
+    assert (g["gap_s"], g["comm_exposed_s"], g["compute_growth_s"], g["rest_s"]) == pytest.approx(
+        (0.024, 0.002, 0.022, 0.0)
+    )
+    assert g["compute_growth_fraction"] == pytest.approx(0.022 / 0.032)
+    assert (c["gap_s"], c["compute_growth_s"], c["rest_s"]) == pytest.approx((0.002, 0.001, 0.0))  # capped
+    assert (u["compute_growth_s"], u["rest_s"]) == pytest.approx((0.0, 0.004))  # not timed: all in the rest

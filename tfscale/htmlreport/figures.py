@@ -491,7 +491,8 @@ BREAKDOWN_TERMS = (
     ("comm_exposed_fraction", "exposed communication"),
     ("straggler_wait_fraction", "straggler wait"),
     ("input_wait_fraction", "input wait"),
-    ("rest_fraction", "rest (compute growth, overheads)"),
+    ("compute_growth_fraction", "compute growth (compute-only step - ideal)"),
+    ("rest_fraction", "rest (overheads; compute growth where not timed)"),
 )
 
 
