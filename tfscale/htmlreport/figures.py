@@ -9,10 +9,30 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
+from tfscale.axes import PARALLELISMS, STRATEGIES
 from tfscale.labels import data_label, input_tags, model_label, record_mode
 from tfscale.opgroups import GROUP_COLUMNS
 
 MIB = 1024.0 * 1024.0
+# One colour per strategy and model-parallel mode in every plot (plotly gave each plot's labels its palette in the
+# order it met them): from the registries' order, plotly's own palette.
+FAMILIES = (*STRATEGIES, *(name for name in PARALLELISMS if name != "data"))
+FAMILY_COLORS = {name: px.colors.qualitative.Plotly[i % 10] for i, name in enumerate(FAMILIES)}
+DATA_COLOR = "#7f7f7f"  # data parallelism, where the parallelism mode is what is coloured
+
+
+def family(row: pd.Series) -> str:
+    """A row's strategy, or its model-parallel mode (no tf.distribute strategy there)."""
+    mode = row.get(m.PARALLELISM) or "data"
+    return row[m.STRATEGY] if mode == "data" and isinstance(row.get(m.STRATEGY), str) else mode
+
+
+def label_colors(ok: pd.DataFrame) -> dict[str, str]:
+    """strategy_label -> the colour of its strategy or mode; variants (cross-device ops, nodes, links) share it and
+    are told apart by their marker."""
+    firsts = ok[ok["strategy_label"] != IDEAL].drop_duplicates("strategy_label")
+    colours = {row["strategy_label"]: FAMILY_COLORS.get(family(row), DATA_COLOR) for _, row in firsts.iterrows()}
+    return colours | {IDEAL: IDEAL_COLOR}
 
 
 def workload_label(row: pd.Series) -> str:
@@ -71,16 +91,40 @@ def _ci_error_columns(ok: pd.DataFrame) -> pd.DataFrame:
     return ok
 
 
+IDEAL = "ideal: N x the 1-device baseline"
+IDEAL_COLOR = "#bbbbbb"
+
+
+def ideal_rows(ok: pd.DataFrame) -> pd.DataFrame:
+    """Per workload (and run), the throughput linear scaling would give at each device count it ran: N x the
+    baseline's (thr_N / speedup is the baseline's throughput, weak or strong), as rows labelled IDEAL."""
+    rows = []
+    for _, group in ok[ok[m.SPEEDUP].notna() & (ok[m.SPEEDUP] > 0)].groupby(["workload", m.RUN_ID], sort=False):
+        first = group.iloc[0]
+        baseline = float(first[m.THROUGHPUT_EXAMPLES_PER_S]) / float(first[m.SPEEDUP])
+        for devices in sorted(
+            ok[(ok["workload"] == first["workload"]) & (ok[m.RUN_ID] == first[m.RUN_ID])][m.DEVICES].unique()
+        ):
+            rows.append(
+                {"workload": first["workload"], m.RUN_ID: first[m.RUN_ID], "strategy_label": IDEAL,
+                 m.DEVICES: devices, m.THROUGHPUT_EXAMPLES_PER_S: baseline * devices}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     ok = _ok(frame)
     if ok.empty:
         return None
     ok = _ci_error_columns(ok)
+    ok = pd.concat([ok, ideal_rows(ok)], ignore_index=True)
     fig = px.line(
         ok,
         x=m.DEVICES,
         y=m.THROUGHPUT_EXAMPLES_PER_S,
         color="strategy_label",
+        color_discrete_map=label_colors(ok),
+        symbol="strategy_label",
         facet_col="workload",
         facet_col_wrap=wrap,
         markers=True,
@@ -94,7 +138,8 @@ def throughput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         },
     )
     fig.update_yaxes(rangemode="tozero")  # a throughput axis that starts at 0: heights compare as ratios
-    return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)})", _facet_rows(ok, wrap))
+    fig.update_traces(line_dash="dot", marker_symbol="line-ew", selector={"name": IDEAL})
+    return _layout(fig, f"Throughput vs devices (bars: {_bars(frame)}; dotted: ideal)", _facet_rows(ok, wrap))
 
 
 def _per_layout_line(
@@ -107,6 +152,8 @@ def _per_layout_line(
         x=m.DEVICES,
         y=y,
         color="strategy_label",
+        color_discrete_map=label_colors(ok),
+        symbol="strategy_label",
         line_dash=dash,
         facet_col="workload",
         facet_col_wrap=wrap,
@@ -293,6 +340,7 @@ def memory_figure(frame: pd.DataFrame) -> go.Figure | None:
         x="label",
         y="peak_mib",
         color="strategy_label",
+        color_discrete_map=label_colors(ok),
         hover_data=[m.MEMORY_KIND],
         labels={"label": "config", "peak_mib": "peak memory per device (MiB)"},
     )
@@ -318,6 +366,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         x=m.LAYOUT,
         y=m.THROUGHPUT_EXAMPLES_PER_S,
         color=m.STRATEGY,
+        color_discrete_map=FAMILY_COLORS,
         facet_col="panel",
         facet_col_wrap=wrap,
         text="efficiency",
@@ -393,6 +442,7 @@ def comm_fraction_figure(checks: pd.DataFrame) -> go.Figure | None:
         x=m.DEVICES,
         y=m.COMM_FRACTION,
         color=m.STRATEGY,
+        color_discrete_map=FAMILY_COLORS,
         facet_col=m.MODEL,
         markers=True,
         labels={"comm_fraction": "exposed communication / step", m.DEVICES: "devices"},
@@ -572,6 +622,7 @@ def modes_figure(
         x=m.MODE,
         y="value",
         color=m.PARALLELISM,
+        color_discrete_map={**FAMILY_COLORS, "data": DATA_COLOR},
         facet_col="panel",
         facet_col_wrap=wrap,
         hover_data=[m.CONFIG_ID, m.STEP_TIME_MEDIAN_S, m.BUBBLE_FRACTION, m.BUBBLE_FRACTION_THEORY],
