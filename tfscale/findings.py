@@ -1,10 +1,12 @@
 """The answer a reader wants first: per workload, the best layout at each device count, how efficient it is and
 where the rest went, and which configs failed. Pure (pandas); `frame` has gone through analysis.add_scaling.
 
-Best = the ok config with the highest median throughput at that workload and device count. Where the runner-up's
-throughput CI overlaps the best one's, the two are tied within noise and the row says so. The loss at the largest
-device count is 1 - the best config's scaling efficiency there, and its largest cause the largest term of that
-config's loss breakdown (analysis.loss_breakdown: exposed communication, straggler wait, input wait, the rest).
+Best = the ok config with the highest median throughput at that workload and device count, but the workload's
+baseline where its throughput CI overlaps that one's (ranking noise would put another layout first at an efficiency
+above 100 %). Where the runner-up's throughput CI overlaps the best one's, the two are tied within noise and the row
+says so. The loss at the largest device count is 1 - the best config's scaling efficiency there, and its largest
+cause the largest term of that config's loss breakdown (analysis.loss_breakdown: exposed communication, straggler
+wait, input wait, compute growth, the rest).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import html
 import itertools
 import json
 import re
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,7 @@ def plotly_scripts() -> str:
     )
 
 
+TITLE_WIDTH = 110  # characters of a plot title's line (a 1400 px wide page shows about 120 of plotly's title font)
 # Templates plotly express writes: its line breaks, between the values of a trace's columns put in as text.
 TEMPLATE_KEYS = ("hovertemplate", "texttemplate")
 LINE_BREAK = "<br>"
@@ -117,6 +119,9 @@ def figure_html(fig) -> str:
         return ""
     div = f"plot-{next(_ids)}"
     plain = _shown_as_text(json.loads(fig.to_json()))
+    title = plain.get("layout", {}).get("title", {})
+    if isinstance(title.get("text"), str):  # plotly.js never wraps a title: a long one ran off the plot
+        title["text"] = LINE_BREAK.join(textwrap.wrap(title["text"], TITLE_WIDTH)) or title["text"]
     data = json.dumps(plain, separators=(",", ":")).replace("</", "<\\/")  # "</script>" must not end the element
     return (
         f'<div class="plot"><div id="{div}" class="plotly-graph-div"></div>'

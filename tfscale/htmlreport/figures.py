@@ -75,7 +75,10 @@ def _layout(fig: go.Figure, title: str, rows: int) -> go.Figure:
     fig.update_layout(title=title, height=320 * rows + 80, legend_title_text="strategy", margin={"t": 90})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
-    fig.update_xaxes(dtick=1)
+    # ticks at the device counts run (1, 2, 4, 8, ...), not at every integer between them
+    xs = pd.to_numeric(pd.Series([x for t in fig.data for x in (t.x if t.x is not None else ())]), errors="coerce")
+    if len(xs) and xs.notna().all():
+        fig.update_xaxes(tickmode="array", tickvals=sorted({int(x) for x in xs}))
     return fig
 
 

@@ -39,3 +39,17 @@ def test_the_throughput_plot_draws_linear_scaling_from_each_baseline():
     one = frame[(frame["strategy"] == "one_device") & (frame["model"] == "mlp")].iloc[0]
     mlp = next(t for t in ideal if round(t.y[0]) == round(one["throughput_examples_per_s"]))
     assert list(mlp.x) == [1, 2, 4] and [y / mlp.y[0] for y in mlp.y] == [1, 2, 4]
+
+
+def test_device_ticks_are_the_counts_run_and_long_titles_wrap():
+    import json
+    import re
+
+    from tfscale.htmlreport import TITLE_WIDTH, figure_html
+
+    frame = add_scaling(load_results(DATA / "quickstart-run"))
+    html = figure_html(figures.efficiency_figure(frame))
+    layout = json.loads(re.search(r">(\{.*\})</script>", html).group(1).replace("<\\/", "</"))["layout"]
+    assert layout["xaxis"]["tickvals"] == [1, 2, 4]  # not 1, 2, 3, 4
+    lines = layout["title"]["text"].split("<br>")
+    assert len(lines) == 2 and all(len(line) <= TITLE_WIDTH for line in lines)
