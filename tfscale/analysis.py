@@ -288,7 +288,9 @@ def caveat(frame: pd.DataFrame) -> str | None:
 
 def warnings_for(frame: pd.DataFrame) -> list[str]:
     """Plain-sentence warnings a reader of the report must see; `frame` has gone through add_scaling."""
-    notes = [line for line in (caveat(frame),) if line]
+    notes = []
+    if caveat(frame):
+        notes.append(caveat(frame))
     ok = frame[m.STATUS] == m.STATUS_OK
     for _, row in frame[~ok].iterrows():
         notes.append(f"{_what(row)} {row[m.STATUS]}: {row[m.REASON]}")
@@ -817,9 +819,9 @@ def analyze(frame: pd.DataFrame) -> pd.DataFrame:
         (input_comparison(out), (m.SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S, m.FILES_VS_SYNTHETIC,
                                  m.SYNTHETIC_SCALING_EFFICIENCY)),
     )  # fmt: skip
+    keys = [measurement_key(row) for _, row in out.iterrows()]
     for rows, columns in parts:
-        found = {measurement_key(row): row for _, row in rows.iterrows()} if len(rows) else {}
-        keys = [measurement_key(row) for _, row in out.iterrows()]
+        found = by_measurement(rows)
         for column in columns:
             values = [found[key].get(column) if key in found else None for key in keys]
             out[column] = pd.Series(values, index=out.index, dtype=object if column == m.COMM_EXPOSED_NOTE else None)

@@ -121,8 +121,9 @@ def summary_and_report(paths, output, reports_dir, echo: Echo, latest: Path | No
     target = Path(output) if output else default_report_path(paths, reports_dir)
     frame = add_scaling(load_results(*paths))
     echo.out(format_table(summary_rows(frame)))
-    if caveat(frame):
-        echo.out(f"caveat: {caveat(frame)}")
+    first = caveat(frame)
+    if first:
+        echo.out(f"caveat: {first}")
     written = write_report(paths, target)
     if latest is None:
         echo.out(f"report: {written}")
@@ -175,9 +176,8 @@ def run(
 ) -> pd.DataFrame:
     """Run every config of `suite` (a suite file's path, a run folder or a dict), store the records in
     results_dir/<suite>/<run_id>/ and write reports_dir/<suite>/<run_id>.html and reports_dir/<suite>.html (the
-    latest); return the run's records with every derived
-    column (tfscale.load_results), `frame.attrs["run_dir"]` the run folder, `frame.attrs["report"]` the report. The
-    keywords are the options of `tfscale run`."""
+    latest); return the run's records with every derived column (tfscale.load_results), `frame.attrs["run_dir"]`
+    the run folder, `frame.attrs["report"]` the report. The keywords are the options of `tfscale run`."""
     return run_suite(
         load(suite),
         suite_file=None if isinstance(suite, Mapping) else str(suite),

@@ -88,9 +88,7 @@ def best_rows(frame: pd.DataFrame) -> pd.DataFrame:
                 second = ranked.iloc[1]
                 ahead = best[m.THROUGHPUT_EXAMPLES_PER_S] / second[m.THROUGHPUT_EXAMPLES_PER_S] - 1
                 runner_up = f"{mode_and_layout(second)}: " + (
-                    "tied within noise"
-                    if _tied(best, second) or _tied(second, best)
-                    else f"{fmt.change(-ahead / (1 + ahead))} throughput"
+                    "tied within noise" if _tied(best, second) else f"{fmt.change(-ahead / (1 + ahead))} throughput"
                 )
             rows.append(
                 {

@@ -3,7 +3,6 @@ the shipped suites) and hostile files. Each must plan, or be refused with one Su
 never another exception. Seeded, so a failure reproduces."""
 
 import random
-import time
 
 import pytest
 
@@ -89,19 +88,24 @@ def _bomb_anchors(levels: int = 9, width: int = 10) -> list[str]:
         "defaults: {steps: *a8}\nmatrix: {model: [mlp]}",
     ],
 )
-def test_alias_bombs_anywhere_are_refused_in_a_second(where):
+def test_alias_bombs_anywhere_are_refused_before_anything_walks_them(where, monkeypatch):
+    # Refused by the bounded count, before validation (model_dump, an error message's repr) walks 10^9 values.
+    from tfscale import suite
+
+    monkeypatch.setattr(suite, "_validate", lambda *args: pytest.fail("the bomb reached validation"))
     text = "\n".join(["name: b", "anchors:", *_bomb_anchors(), where])
-    start = time.perf_counter()
     with pytest.raises(SuiteError, match=r"^b\.yaml: over 100000 values once its YAML aliases are expanded"):
         parse_suite(text, "b.yaml")
-    assert time.perf_counter() - start < 5  # seconds: bounded by MAX_VALUES, not by the 10^9 values
 
 
-def test_deep_flow_nesting_is_refused_while_scanning():
-    start = time.perf_counter()
+def test_deep_flow_nesting_is_refused_while_scanning(monkeypatch):
+    # Refused while scanning tokens: PyYAML's scanner is quadratic in flow depth (40,000 "[" took 14.5 s to reach
+    # the recursion limit of the composer).
+    from tfscale import suite
+
+    monkeypatch.setattr(suite.yaml, "safe_load", lambda text: pytest.fail("the document was composed"))
     with pytest.raises(SuiteError, match=r"^d\.yaml: nested too deeply to be a suite \(over 32 levels\)"):
         parse_suite("matrix: " + "[" * 40_000 + "]" * 40_000, "d.yaml")
-    assert time.perf_counter() - start < 5  # seconds (14.5 s before the scan stopped at the limit)
 
 
 @pytest.mark.parametrize("run_id", ["../../x", "", ".hidden", "a/b", "x" * 65, "é"])
