@@ -116,9 +116,9 @@ GOODPUT_COLUMNS = (
     m.STATISTICAL_EFFICIENCY,
     m.STATISTICAL_EFFICIENCY_CI95_LOW,
     m.STATISTICAL_EFFICIENCY_CI95_HIGH,
-    m.GOODPUT,
-    m.GOODPUT_CI95_LOW,
-    m.GOODPUT_CI95_HIGH,
+    m.GOODPUT_EXAMPLES_PER_S,
+    m.GOODPUT_CI95_LOW_EXAMPLES_PER_S,
+    m.GOODPUT_CI95_HIGH_EXAMPLES_PER_S,
     m.GOODPUT_SCALING_EFFICIENCY,
 )
 
@@ -181,9 +181,9 @@ def add_goodput(out: pd.DataFrame, baselines: dict[tuple, pd.Series]) -> pd.Data
                 m.STATISTICAL_EFFICIENCY: result.efficiency,
                 m.STATISTICAL_EFFICIENCY_CI95_LOW: result.efficiency_low,
                 m.STATISTICAL_EFFICIENCY_CI95_HIGH: result.efficiency_high,
-                m.GOODPUT: result.goodput,
-                m.GOODPUT_CI95_LOW: result.goodput_low,
-                m.GOODPUT_CI95_HIGH: result.goodput_high,
+                m.GOODPUT_EXAMPLES_PER_S: result.goodput,
+                m.GOODPUT_CI95_LOW_EXAMPLES_PER_S: result.goodput_low,
+                m.GOODPUT_CI95_HIGH_EXAMPLES_PER_S: result.goodput_high,
                 m.GOODPUT_SCALING_EFFICIENCY: result.goodput
                 / (int(row[m.DEVICES]) * float(base[m.THROUGHPUT_EXAMPLES_PER_S])),
             }
@@ -391,14 +391,16 @@ def layout_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     vs N nodes x 1 device vs parameter servers), one row each; `frame` has gone through add_scaling."""
     ok = frame[frame[m.STATUS] == m.STATUS_OK].copy()
     if ok.empty:
-        return ok.assign(layout=[], rank_throughput_min=[], rank_throughput_max=[])
+        return ok.assign(
+            **{m.LAYOUT: [], m.RANK_THROUGHPUT_MIN_EXAMPLES_PER_S: [], m.RANK_THROUGHPUT_MAX_EXAMPLES_PER_S: []}
+        )
     ok[m.LAYOUT] = ok.apply(layout_label, axis=1)
     ok["group"] = ok.apply(lambda r: (*workload_key(r), r[m.DEVICES]), axis=1)
     layouts = ok.groupby("group")[m.LAYOUT].transform("nunique")
     rows = ok[layouts > 1].copy()
-    ranks = rows[m.RANK_THROUGHPUT] if m.RANK_THROUGHPUT in rows else pd.Series(None, index=rows.index)
-    rows["rank_throughput_min"] = [min(v) if isinstance(v, list) and v else math.nan for v in ranks]
-    rows["rank_throughput_max"] = [max(v) if isinstance(v, list) and v else math.nan for v in ranks]
+    ranks = rows.get(m.RANK_THROUGHPUT_EXAMPLES_PER_S, pd.Series(None, index=rows.index))
+    rows[m.RANK_THROUGHPUT_MIN_EXAMPLES_PER_S] = [min(v) if isinstance(v, list) and v else math.nan for v in ranks]
+    rows[m.RANK_THROUGHPUT_MAX_EXAMPLES_PER_S] = [max(v) if isinstance(v, list) and v else math.nan for v in ranks]
     return rows.sort_values([m.MODEL, m.DEVICES, m.NODES, m.STRATEGY]).drop(columns="group")
 
 

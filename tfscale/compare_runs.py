@@ -4,7 +4,7 @@ that differ between matched configs, other hardware, other software. Parent side
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +19,7 @@ from tfscale.compare import (
     machine_differences,
     setting_differences,
 )
+from tfscale.jsonout import table
 from tfscale.runfolder import run_settings
 from tfscale.store import find_records_files, load_env, load_results
 
@@ -41,6 +42,17 @@ class Comparison:
         lines = [f"settings differ: {d.line()}" for d in self.settings]
         lines += [f"machine differs: {k}: {a} -> {b}" for k, a, b in self.machine]
         return lines + self.notes
+
+    def document(self) -> dict:
+        """What the terminal and the HTML comparison show, as JSON holds it (`compare --json`)."""
+        return {
+            "warnings": self.warnings(),
+            "unlike": self.unlike(),
+            "configs": table(self.rows),
+            "lost": [{**asdict(config), "line": config.line()} for config in self.lost],
+            "settings": [asdict(difference) for difference in self.settings],
+            "env_differences": [{"key": k, "base": a, "new": b} for k, a, b in self.env],
+        }
 
 
 def _side(path: str | Path, name: str) -> tuple[pd.DataFrame, dict, list[str]]:

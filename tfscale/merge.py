@@ -57,10 +57,10 @@ def merge_rank_parts(parts: list[dict[str, Any]], global_batch: int) -> dict[str
             m.STEP_TIMES_S: samples,
             m.FIRST_STEP_S: max(p[m.FIRST_STEP_S] for p in parts),
             m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
-            m.THROUGHPUT_PER_REPLICA: sum(rank_throughput) / parts[0][m.REPLICAS],
+            m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: sum(rank_throughput) / parts[0][m.REPLICAS],
             m.PEAK_MEMORY_BYTES: max(p[m.PEAK_MEMORY_BYTES] for p in parts),
             m.HOST_RSS_PEAK_BYTES: max(p[m.HOST_RSS_PEAK_BYTES] for p in parts),
-            m.RANK_THROUGHPUT: rank_throughput,
+            m.RANK_THROUGHPUT_EXAMPLES_PER_S: rank_throughput,
             m.RANK_STEP_TIME_MEDIAN_S: rank_medians,
             m.RANK_PEAK_MEMORY_BYTES: [p[m.PEAK_MEMORY_BYTES] for p in parts],
             m.RANK_CPU_AFFINITY: [a for p in parts for a in p.get(m.RANK_CPU_AFFINITY, [])],
@@ -152,7 +152,7 @@ def parameter_server_ranks(counts: list[int], per_worker_batch: int, timed_s: fl
     implied_step_s = [timed_s / c if c else float("inf") for c in counts]
     slow = stragglers(implied_step_s)
     return {
-        m.RANK_THROUGHPUT: rank_throughput,
+        m.RANK_THROUGHPUT_EXAMPLES_PER_S: rank_throughput,
         m.THROUGHPUT_EXAMPLES_PER_S: sum(rank_throughput),
         m.STRAGGLER: bool(slow),
         m.STRAGGLER_RANKS: slow,

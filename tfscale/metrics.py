@@ -1,7 +1,10 @@
 """Every record column name in one place, alphabetised, with its unit (docs/records.md is generated from here).
 
-Users' scripts read these names from records and DataFrames: never rename one, add new ones. The analysis adds the
-derived columns in the second block; they are never stored in records.
+Users' scripts read these names from records and DataFrames: add new ones; a stored name changes only with a new
+store.SCHEMA_VERSION whose update_to_N renames it in old records (store.RENAMED lists every rename, and
+docs/records.md shows it). Units are in the names: `_s`, `_bytes`, `_per_s` (`_examples_per_s` on every throughput),
+`_w`, `_j`, `_pct` for 0-100; a bare fraction or efficiency is 0-1. The analysis adds the derived columns in the second
+block; they are never stored in records.
 """
 
 from tfscale.axes import AXES, SETTINGS
@@ -65,14 +68,14 @@ GLOBAL_BATCH_SIZE = "global_batch_size"  # examples per step over all replicas
 GPU_MEM_PEAK_BYTES = "gpu_mem_peak_bytes"  # bytes, highest NVML memory used on any GPU while sampled
 GPU_POWER_MEAN_W = "gpu_power_mean_w"  # W, mean NVML power draw per GPU sample
 GPU_TELEMETRY_NOTE = "gpu_telemetry_note"  # why the GPU telemetry columns are empty (no NVML, no GPU)
-GPU_UTIL_MEAN = "gpu_util_mean"  # %, mean NVML utilisation over the GPU samples
+GPU_UTIL_MEAN_PCT = "gpu_util_mean_pct"  # %, mean NVML utilisation over the GPU samples
 GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable variables' sizes x dtype sizes)
 GRAD_NOISE_METHOD = "grad_noise_method"  # how grad_noise_scale was estimated, in words
 GRAD_NOISE_SCALE = "grad_noise_scale"  # examples, B_simple = tr(Sigma)/|G|^2 of the probed steps; empty if |G|^2 <= 0
 GRAD_NOISE_SCALE_CI95_HIGH = "grad_noise_scale_ci95_high"  # examples, 95 % CI; empty with the low end set: unbounded
 GRAD_NOISE_SCALE_CI95_LOW = "grad_noise_scale_ci95_low"  # examples, 95 % CI (bootstrap), empty below 8 windows
 HOST = "host"  # host name the worker ran on
-HOST_CPU_UTIL_MEAN = "host_cpu_util_mean"  # %, mean system-wide CPU use (psutil) over the samples
+HOST_CPU_UTIL_MEAN_PCT = "host_cpu_util_mean_pct"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)
 INPUT_BOUND = "input_bound"  # bool, data files: input_wait_time_s > 10 % of the step and its CI above 0
 INPUT_BOUND_NOTE = "input_bound_note"  # the figures that decided input_bound, one sentence
@@ -133,7 +136,7 @@ RANK_CPU_AFFINITY = "rank_cpu_affinity"  # list, each training rank's allowed CP
 RANK_GPU_UUIDS = "rank_gpu_uuids"  # list, each training rank's GPUs by NVML UUID (empty list on CPU)
 RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
 RANK_STEP_TIME_MEDIAN_S = "rank_step_time_median_s"  # list of s, each training rank's own median step time
-RANK_THROUGHPUT = "rank_throughput"  # list of examples/s: each rank's examples per step / its median step time
+RANK_THROUGHPUT_EXAMPLES_PER_S = "rank_throughput_examples_per_s"  # list, each rank's batch share / its median step
 REASON = "reason"  # one line: why a config failed or timed out; empty when ok
 REPEAT = "repeat"  # which fresh process of a config a stored line is (0 .. repeats - 1); empty once combined
 REPEATS = "repeats"  # int, fresh worker processes the config ran in (the suite's repeats setting)
@@ -171,7 +174,7 @@ TENSOR_PARALLEL = "tensor_parallel"  # tensor, hybrid: devices each sharded weig
 TFSCALE_VERSION = "tfscale_version"  # tfscale version that wrote the record
 TF_VERSION = "tf_version"  # tensorflow version the worker ran
 THROUGHPUT_EXAMPLES_PER_S = "throughput_examples_per_s"  # examples/s, all replicas: global_batch_size / median step
-THROUGHPUT_PER_REPLICA = "throughput_per_replica"  # examples/s per replica: throughput / replicas
+THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S = "throughput_per_replica_examples_per_s"  # examples/s, throughput / replicas
 TIMED_STEPS = "timed_steps"  # steps inside the timed windows
 TIMING = "timing"  # one sentence: how the step times were measured
 TOP_OPS = "top_ops"  # list of text: the traced step's top ops by self time, "type name: ms per step"
@@ -202,9 +205,9 @@ GAP_CI95_HIGH_S = "gap_ci95_high_s"  # s, 95 % CI of gap_s (bootstrap of the con
 GAP_CI95_LOW_S = "gap_ci95_low_s"  # s, 95 % CI of gap_s (bootstrap of the config's and baseline's samples)
 GAP_FRACTION = "gap_fraction"  # gap_s / step_time_median_s: the share of the step lost to scaling
 GAP_S = "gap_s"  # s, loss breakdown: measured median step - ideal_step_s
-GOODPUT = "goodput"  # examples/s, throughput x statistical_efficiency
-GOODPUT_CI95_HIGH = "goodput_ci95_high"  # examples/s, 95 % CI of goodput
-GOODPUT_CI95_LOW = "goodput_ci95_low"  # examples/s, 95 % CI of goodput
+GOODPUT_CI95_HIGH_EXAMPLES_PER_S = "goodput_ci95_high_examples_per_s"  # examples/s, 95 % CI of goodput
+GOODPUT_CI95_LOW_EXAMPLES_PER_S = "goodput_ci95_low_examples_per_s"  # examples/s, 95 % CI of goodput
+GOODPUT_EXAMPLES_PER_S = "goodput_examples_per_s"  # examples/s, throughput x statistical_efficiency
 GOODPUT_SCALING_EFFICIENCY = "goodput_scaling_efficiency"  # goodput_N / (N x the baseline's goodput)
 IDEAL_STEP_S = "ideal_step_s"  # s, the step at perfect scaling: T1/N (strong) or T1 (weak)
 INPUT_WAIT_FRACTION = "input_wait_fraction"  # loss breakdown: input_wait_s / step_time_median_s
@@ -233,7 +236,39 @@ SYNTHETIC_SCALING_EFFICIENCY = "synthetic_scaling_efficiency"  # input section: 
 SYNTHETIC_THROUGHPUT_EXAMPLES_PER_S = "synthetic_throughput_examples_per_s"  # examples/s of the synthetic twin
 
 # --- tfscale predict's table (and the report's prediction section), not a column of records ------------------
+ALPHA_S = "alpha_s"  # s, fitted latency term of the all-reduce model (compute + alpha + beta x bytes x 2(N-1)/N)
+BETA_S_PER_BYTE = "beta_s_per_byte"  # s/byte, fitted inverse-bandwidth term of that model
+FITTED_ON = "fitted_on"  # list, the multi-device counts the model was fitted on (with the 1-device baseline)
+INSIDE_INTERVAL = "inside_interval"  # hold-out: bool, the measured step inside the prediction's 95 % interval
+MEASURED_STEP_S = "measured_step_s"  # s, hold-out: the held-out count's measured median step
+PREDICTED_EFFICIENCY = "predicted_efficiency"  # modelled scaling efficiency at a device count, 0..1
+PREDICTED_EFFICIENCY_CI95_HIGH = "predicted_efficiency_ci95_high"  # 95 % interval (bootstrap of the fit's samples)
+PREDICTED_EFFICIENCY_CI95_LOW = "predicted_efficiency_ci95_low"  # 95 % interval (bootstrap of the fit's samples)
+PREDICTED_STEP_CI95_HIGH_S = "predicted_step_ci95_high_s"  # s, 95 % interval (bootstrap); empty without samples
+PREDICTED_STEP_CI95_LOW_S = "predicted_step_ci95_low_s"  # s, 95 % interval (bootstrap); empty without samples
 PREDICTED_STEP_S = "predicted_step_s"  # s, modelled step time at a device count
+PREDICTED_THROUGHPUT_EXAMPLES_PER_S = "predicted_throughput_examples_per_s"  # examples/s, global batch / step
+PREDICTION_ERROR = "prediction_error"  # hold-out: predicted_step_s / measured_step_s - 1
+PREDICTION_WARNINGS = "prediction_warnings"  # why a prediction deserves less trust, "; "-joined; empty: none
+
+# --- the report's layout table (tfscale.analysis.layout_comparison), not a column of records ----------------
+RANK_THROUGHPUT_MAX_EXAMPLES_PER_S = "rank_throughput_max_examples_per_s"  # examples/s, the fastest rank's
+RANK_THROUGHPUT_MIN_EXAMPLES_PER_S = "rank_throughput_min_examples_per_s"  # examples/s, the slowest rank's
+
+# Derived and table columns renamed, old -> new, by the tfscale version that renamed them (stored columns:
+# store.RENAMED, with their record migration). docs/records.md lists both.
+DERIVED_RENAMED = {
+    "0.4.0": {
+        "goodput": GOODPUT_EXAMPLES_PER_S,
+        "goodput_ci95_high": GOODPUT_CI95_HIGH_EXAMPLES_PER_S,
+        "goodput_ci95_low": GOODPUT_CI95_LOW_EXAMPLES_PER_S,
+        "error": PREDICTION_ERROR,
+        "predicted_throughput": PREDICTED_THROUGHPUT_EXAMPLES_PER_S,
+        "warnings": PREDICTION_WARNINGS,
+        "rank_throughput_max": RANK_THROUGHPUT_MAX_EXAMPLES_PER_S,
+        "rank_throughput_min": RANK_THROUGHPUT_MIN_EXAMPLES_PER_S,
+    }
+}
 
 # Columns every record carries, in the order load_results gives them: who and what, then the config's axes and
 # the settings that say how its samples were taken (named as in the suite: tfscale.axes), then what was measured.
@@ -275,7 +310,7 @@ RECORD_COLUMNS = (
     WARMUP_STOP,
     MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S,
-    THROUGHPUT_PER_REPLICA,
+    THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S,
     FLOPS_PER_STEP,
     FLOPS_PER_REPLICA_STEP,
     FLOPS_METHOD,
@@ -288,7 +323,7 @@ RECORD_COLUMNS = (
     MEMORY_KIND,
     PEAK_MEMORY_DEVICE,
     HOST_RSS_PEAK_BYTES,
-    RANK_THROUGHPUT,
+    RANK_THROUGHPUT_EXAMPLES_PER_S,
     RANK_STEP_TIME_MEDIAN_S,
     RANK_PEAK_MEMORY_BYTES,
     RANK_CPU_AFFINITY,
@@ -357,9 +392,9 @@ RECORD_COLUMNS = (
     OVERLAP_FRACTION_CI95_HIGH,
     OVERLAP_OUT_OF_RANGE,
     COMM_METHOD,
-    HOST_CPU_UTIL_MEAN,
+    HOST_CPU_UTIL_MEAN_PCT,
     NET_BYTES_PER_S,
-    GPU_UTIL_MEAN,
+    GPU_UTIL_MEAN_PCT,
     GPU_MEM_PEAK_BYTES,
     GPU_POWER_MEAN_W,
     GPU_TELEMETRY_NOTE,

@@ -148,15 +148,15 @@ def _predict(first: pd.Series, base: pd.Series, points: pd.DataFrame, n: int) ->
     step_ci = None if steps is None else _percentiles(steps)
     efficiency_ci = None if efficiencies is None else _percentiles(efficiencies)
     return {
-        "alpha_s": alpha,
-        "beta_s_per_byte": beta,
+        m.ALPHA_S: alpha,
+        m.BETA_S_PER_BYTE: beta,
         m.PREDICTED_STEP_S: step,
-        "predicted_step_ci95_low_s": None if step_ci is None else step_ci[0],
-        "predicted_step_ci95_high_s": None if step_ci is None else step_ci[1],
-        "predicted_throughput": global_batch / step,
-        "predicted_efficiency": efficiency,
-        "predicted_efficiency_ci95_low": None if efficiency_ci is None else efficiency_ci[0],
-        "predicted_efficiency_ci95_high": None if efficiency_ci is None else efficiency_ci[1],
+        m.PREDICTED_STEP_CI95_LOW_S: None if step_ci is None else step_ci[0],
+        m.PREDICTED_STEP_CI95_HIGH_S: None if step_ci is None else step_ci[1],
+        m.PREDICTED_THROUGHPUT_EXAMPLES_PER_S: global_batch / step,
+        m.PREDICTED_EFFICIENCY: efficiency,
+        m.PREDICTED_EFFICIENCY_CI95_LOW: None if efficiency_ci is None else efficiency_ci[0],
+        m.PREDICTED_EFFICIENCY_CI95_HIGH: None if efficiency_ci is None else efficiency_ci[1],
     }
 
 
@@ -199,9 +199,9 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
                     m.NETWORK_LINK: link_of(first),
                     m.SCALING: first[m.SCALING],
                     m.DEVICES: n,
-                    "fitted_on": fitted_on,
+                    m.FITTED_ON: fitted_on,
                     **_predict(first, base, multi, n),
-                    "warnings": "; ".join(warnings_of(n, fitted_on, str(first.get(m.DEVICE_KIND)))),
+                    m.PREDICTION_WARNINGS: "; ".join(warnings_of(n, fitted_on, str(first.get(m.DEVICE_KIND)))),
                 }
             )
     return pd.DataFrame(rows)
@@ -241,7 +241,7 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
         guess = _predict(first, base, rest, int(held[m.DEVICES]))
-        low, high = guess["predicted_step_ci95_low_s"], guess["predicted_step_ci95_high_s"]
+        low, high = guess[m.PREDICTED_STEP_CI95_LOW_S], guess[m.PREDICTED_STEP_CI95_HIGH_S]
         measured = float(held[m.STEP_TIME_MEDIAN_S])
         rows.append(
             {
@@ -249,13 +249,13 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
                 m.STRATEGY: strategy,
                 m.NETWORK_LINK: link_of(first),
                 m.DEVICES: int(held[m.DEVICES]),
-                "fitted_on": list(rest[m.DEVICES]),
-                "measured_step_s": measured,
+                m.FITTED_ON: list(rest[m.DEVICES]),
+                m.MEASURED_STEP_S: measured,
                 m.PREDICTED_STEP_S: guess[m.PREDICTED_STEP_S],
-                "predicted_step_ci95_low_s": low,
-                "predicted_step_ci95_high_s": high,
-                "error": guess[m.PREDICTED_STEP_S] / measured - 1.0,
-                "inside_interval": None if low is None else low <= measured <= high,
+                m.PREDICTED_STEP_CI95_LOW_S: low,
+                m.PREDICTED_STEP_CI95_HIGH_S: high,
+                m.PREDICTION_ERROR: guess[m.PREDICTED_STEP_S] / measured - 1.0,
+                m.INSIDE_INTERVAL: None if low is None else low <= measured <= high,
             }
         )
     return pd.DataFrame(rows)

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from tfscale.axes import AXES, SETTINGS
+from tfscale.metrics import DERIVED_RENAMED
+from tfscale.store import RENAMED
 
 ENTRY = re.compile(r'^[A-Z0-9_]+ = "([a-z0-9_]+)"\s*(?:#\s*(.*))?$')
 HEADER = """# Records
@@ -40,6 +42,7 @@ def render(metrics_source: str | None = None) -> str:
     stored = source.split("# --- stored", 1)[1].split("# --- derived", 1)[0]
     derived = source.split("# --- derived", 1)[1].split("\n\n", 1)[0]
     predicted = source.split("# --- tfscale predict", 1)[1].split("\n\n", 1)[0]
+    layout = source.split("# --- the report's layout table", 1)[1].split("\n\n", 1)[0]
     axes = {name: axis.help for name, axis in {**AXES, **SETTINGS}.items()}
     lines = [HEADER, "## Stored in every record", "", "| column | unit, meaning |", "|---|---|"]
     for column, meaning in entries(stored):
@@ -50,6 +53,31 @@ def render(metrics_source: str | None = None) -> str:
     lines += [f"| `{column}` | {meaning.replace('|', '&#124;')} |" for column, meaning in entries(derived)]
     lines += ["", "## Columns of `tfscale predict`'s table (not in records)", "", "| column | unit, meaning |"]
     lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(predicted))]
+    lines += ["", "## Columns of the report's layout table (not in records)", "", "| column | unit, meaning |"]
+    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(layout))]
+    lines += [
+        "",
+        "## Renamed columns",
+        "",
+        "Older records are read with the new names (`tfscale/store.py`, update_to_N);",
+    ]
+    lines += [
+        "scripts that read the old names need the new ones.",
+        "",
+        "| old name | new name | since schema_version |",
+    ]
+    lines += ["|---|---|---|"]
+    lines += [f"| `{old}` | `{new}` | {v} |" for v, renames in sorted(RENAMED.items()) for old, new in renames.items()]
+    lines += [
+        "",
+        "Derived and table columns renamed (not stored, so no migration):",
+        "",
+        "| old name | new name | since |",
+    ]
+    lines += ["|---|---|---|"]
+    lines += [
+        f"| `{old}` | `{new}` | tfscale {v} |" for v, renames in DERIVED_RENAMED.items() for old, new in renames.items()
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -96,7 +96,7 @@ def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
         m.CI_COVERS: covers_between(len(lines)),
         m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
-        m.THROUGHPUT_PER_REPLICA: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,
+        m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,
         m.DURATION_S: sum(r.get(m.DURATION_S) or 0.0 for r in lines),
         m.STARTED_AT: min(r.get(m.STARTED_AT) or "" for r in lines) or None,
         m.FINISHED_AT: max(r.get(m.FINISHED_AT) or "" for r in lines) or None,

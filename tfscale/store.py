@@ -41,9 +41,12 @@ if TYPE_CHECKING:  # pandas is only needed by load_results; keep `tfscale run`'s
 #     (data_*, shuffle_buffer, prefetch, cache) and the input columns (data_source, input_*): older records read
 #     one in-memory batch (data: synthetic, its knobs empty); task (older: random) and grad_noise_scale with its CI
 #     and method (empty for older records).
+#   4 (tfscale 0.4.0): units in every name: host_cpu_util_mean -> host_cpu_util_mean_pct, gpu_util_mean ->
+#     gpu_util_mean_pct (0-100, as before), rank_throughput -> rank_throughput_examples_per_s, throughput_per_replica
+#     -> throughput_per_replica_examples_per_s (RENAMED; values unchanged).
 # A column added without changing any meaning needs no new version: load_results gives older records every column of
 # RECORD_COLUMNS, empty where they lack it. A changed meaning or layout needs SCHEMA_VERSION + 1 and its update_to_N.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 RECORDS_FILE = "records.jsonl"
 ENV_FILE = "env.json"
@@ -82,8 +85,24 @@ def update_to_3(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "repeat": 0}
 
 
+# Stored columns whose name changed, old -> new, by the version that renamed them (docs/records.md lists them).
+RENAMED: dict[int, dict[str, str]] = {
+    4: {
+        "gpu_util_mean": m.GPU_UTIL_MEAN_PCT,
+        "host_cpu_util_mean": m.HOST_CPU_UTIL_MEAN_PCT,
+        "rank_throughput": m.RANK_THROUGHPUT_EXAMPLES_PER_S,
+        "throughput_per_replica": m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S,
+    }
+}
+
+
+def update_to_4(record: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 names lacked their unit: the same values under the names of RENAMED[4]."""
+    return {RENAMED[4].get(key, key): value for key, value in record.items()}
+
+
 # update_to_N takes a record of version N-1 and returns it as version N.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2, 3: update_to_3}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {2: update_to_2, 3: update_to_3, 4: update_to_4}
 
 
 def check_run_id(run_id: str) -> str:
@@ -226,7 +245,7 @@ def upgrade(record: dict[str, Any], source: str = "") -> dict[str, Any]:
 _NUMBER = (int, float)
 # Record columns by what they must hold when present (record_problem), besides the axes and settings, whose types
 # tfscale.axes gives. Columns named for a unit (_s, _bytes, _per_s, ...) hold numbers.
-_NUMBER_SUFFIXES = ("_s", "_bytes", "_per_s", "_w", "_mean", "_rel", "_fraction", "_ci95_low", "_ci95_high")
+_NUMBER_SUFFIXES = ("_s", "_bytes", "_per_s", "_w", "_pct", "_rel", "_fraction", "_ci95_low", "_ci95_high")
 
 
 def _is_number(value: Any) -> bool:
@@ -247,7 +266,8 @@ _FLAGS = (m.CI_MET, m.STRAGGLER, m.OVERLAP_OUT_OF_RANGE, m.INPUT_BOUND)
 _NUMBERS = (m.FINAL_LOSS, m.OVERLAP_FRACTION_RAW, m.CI_TARGET, m.INPUT_HEADROOM, m.GRAD_NOISE_SCALE)
 _NUMBER_LISTS = (
     m.STEP_TIMES_S, m.COMPUTE_TIMES_S, m.REPEAT_MEDIANS_S, m.REPEAT_SAMPLES, m.RANK_STEP_TIME_MEDIAN_S,
-    m.RANK_THROUGHPUT, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES, m.INPUT_MEMORY_TIMES_S,
+    m.RANK_THROUGHPUT_EXAMPLES_PER_S, m.RANK_PEAK_MEMORY_BYTES, m.STRAGGLER_RANKS, m.STAGE_PARAM_BYTES,
+    m.INPUT_MEMORY_TIMES_S,
 )  # fmt: skip
 _COUNTS = (
     m.DEVICES, m.REPLICAS, m.GLOBAL_BATCH_SIZE, m.PARAMS, m.SAMPLES, m.TIMED_STEPS, m.PORT_RETRIES, m.REPEAT,

@@ -255,9 +255,9 @@ def summarise(rows: list[dict[str, Any]], gpu_note: str) -> dict[str, Any]:
     memory = [r["gpu_mem_used_bytes"] for r in gpu if r.get("gpu_mem_used_bytes") is not None]
     power = [r["gpu_power_w"] for r in gpu if r.get("gpu_power_w") is not None]
     return {
-        m.HOST_CPU_UTIL_MEAN: _mean([r["host_cpu_percent"] for r in ordered]),
+        m.HOST_CPU_UTIL_MEAN_PCT: _mean([r["host_cpu_percent"] for r in ordered]),
         m.NET_BYTES_PER_S: moved / span if span > 0 else None,
-        m.GPU_UTIL_MEAN: _mean(util),
+        m.GPU_UTIL_MEAN_PCT: _mean(util),
         m.GPU_MEM_PEAK_BYTES: max(memory) if memory else None,
         m.GPU_POWER_MEAN_W: _mean(power),
         m.GPU_TELEMETRY_NOTE: None if gpu else (gpu_note or "no GPU sample"),

@@ -146,9 +146,8 @@ def test_names_from_suites_are_escaped_in_the_report(runner, tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # shown as text in the tables
 
 
-def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
-    import json
-
+def _slowed_copy(tmp_path):
+    """BASE, a copy of the quickstart run, and NEW, the same with mlp mirrored x2 20 % slower; that record."""
     base, new = tmp_path / "quickstart" / "base", tmp_path / "quickstart" / "new"
     shutil.copytree(DATA / "quickstart-run", base)
     shutil.copytree(DATA / "quickstart-run", new)
@@ -158,6 +157,11 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     slowed["step_time_median_s"] *= 1.2
     slowed["throughput_examples_per_s"] /= 1.2
     (new / "records.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    return base, new, slowed
+
+
+def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
+    base, new, slowed = _slowed_copy(tmp_path)
     out = tmp_path / "cmp.html"
     junit, markdown = tmp_path / "ci" / "junit.xml", tmp_path / "ci" / "compare.md"
     result = runner.invoke(
@@ -202,6 +206,23 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     assert len(rows) == 17
     assert all(line.rstrip().endswith(("REGRESSION", "slower", "faster", "same within noise")) for line in rows)
     assert all(re.search(r" (<0\.001|[01]\.\d{3}) +(<0\.001|[01]\.\d{3}) ", line) for line in rows), rows
+
+
+def test_compare_as_json_for_scripts(runner, tmp_path):
+    base, new, slowed = _slowed_copy(tmp_path)
+    out = tmp_path / "cmp.html"
+    args = ["compare", str(base), str(new), "-o", str(out), "--json"]
+    result = runner.invoke(cli, [*args, "--fail-on-regression"])
+    assert result.exit_code == 1  # the gate still decides the exit
+    document = json.loads(result.stdout)  # JSON alone on standard output
+    assert document["summary"].startswith("17 configs compared, 1 significant regression(s) beyond 5%")
+    assert document["gate_fails"] is True and document["written"]["comparison"] == str(out)
+    assert (document["warnings"], document["unlike"], document["lost"], document["env_differences"]) == ([],) * 4
+    regressed = [row for row in document["configs"] if row["verdict"] == "REGRESSION"]
+    assert [row["config_id"] for row in regressed] == [slowed["config_id"]]
+    assert regressed[0]["throughput_change"] == pytest.approx(1 / 1.2 - 1)
+    assert len(document["configs"]) == 17
+    assert runner.invoke(cli, args).exit_code == 0
 
 
 def _without(run, drop, fail=None):
@@ -362,6 +383,24 @@ def test_plan_as_json_for_scripts(runner):
     document = json.loads(result.output)
     assert (document["suite"], document["device"], len(document["specs"])) == ("quickstart", "cpu", 17)
     assert {spec["steps"] for spec in document["specs"]} == {"auto"} and document["specs"][0]["config_id"]
+
+
+def test_predict_as_json_for_scripts(runner):
+    from tfscale.predict import NOT_MODELLED
+
+    result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--devices", "8", "64", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    predictions = document["predictions"]
+    assert sorted({row["devices"] for row in predictions}) == [8, 64]
+    assert sum(1 for row in predictions if row["devices"] == 64) == 7  # as the table: 3 models x 2, and MWMS
+    # these records keep no samples of the compute-only step: no interval, null (not NaN, not 0)
+    assert {(row["predicted_step_ci95_low_s"], row["predicted_step_ci95_high_s"]) for row in predictions} == {
+        (None, None)
+    }
+    assert all(row["prediction_warnings"] for row in predictions if row["devices"] == 64)
+    assert document["not_predicted"] == [{"what": "parameter_server", "why": NOT_MODELLED["parameter_server"]}]
+    assert document["holdout"] == [] and document["method"].startswith("Model, per workload, strategy and link")
 
 
 def test_predict_takes_several_runs_and_the_counts_after_devices(runner, tmp_path):

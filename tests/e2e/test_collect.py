@@ -73,7 +73,9 @@ def test_hosts_commands_run_by_hand_end_in_records_and_a_report(tmp_path):
         ("one_device", "ok", "launch"),
     ]
     mwms, single = records
-    assert len(mwms["rank_throughput"]) == 2 and mwms["cluster"] == {"worker": 2} and mwms["replicas"] == 2
+    assert (
+        len(mwms["rank_throughput_examples_per_s"]) == 2 and mwms["cluster"] == {"worker": 2} and mwms["replicas"] == 2
+    )
     assert mwms["timed_steps"] == 20 and single["timed_steps"] == 20
     assert mwms["duration_s"] is None  # not known from result parts: empty, not 0
     assert (tmp_path / "reports" / "launched.html").is_file()

@@ -82,8 +82,14 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
         assert 0 < row[m.STATISTICAL_EFFICIENCY] < 1  # twice the baseline's batch
         assert row[m.STATISTICAL_EFFICIENCY_CI95_LOW] <= row[m.STATISTICAL_EFFICIENCY]
         assert row[m.STATISTICAL_EFFICIENCY] <= row[m.STATISTICAL_EFFICIENCY_CI95_HIGH]
-        assert row[m.GOODPUT] == pytest.approx(row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STATISTICAL_EFFICIENCY])
-        assert row[m.GOODPUT_CI95_LOW] <= row[m.GOODPUT] <= row[m.GOODPUT_CI95_HIGH]
+        assert row[m.GOODPUT_EXAMPLES_PER_S] == pytest.approx(
+            row[m.THROUGHPUT_EXAMPLES_PER_S] * row[m.STATISTICAL_EFFICIENCY]
+        )
+        assert (
+            row[m.GOODPUT_CI95_LOW_EXAMPLES_PER_S]
+            <= row[m.GOODPUT_EXAMPLES_PER_S]
+            <= row[m.GOODPUT_CI95_HIGH_EXAMPLES_PER_S]
+        )
         assert "McCandlish" in row[m.GRAD_NOISE_METHOD]
     halves = teacher.loc["central_storage"]  # one replica: its batch's two halves (16 and 32 vs 32 and 64)
     assert "two half batches" in halves[m.GRAD_NOISE_METHOD]
@@ -95,7 +101,7 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
     single = teacher.loc["one_device"]
     assert pd.isna(single[m.GRAD_NOISE_SCALE]) and single[m.STATISTICAL_EFFICIENCY] == 1.0
     random = frame[frame[m.TASK] == "random"].iloc[0]
-    assert pd.isna(random[m.GRAD_NOISE_SCALE]) and pd.isna(random[m.GOODPUT])
+    assert pd.isna(random[m.GRAD_NOISE_SCALE]) and pd.isna(random[m.GOODPUT_EXAMPLES_PER_S])
     assert random[m.DATA_SOURCE] == "synthetic in-memory batch"
     report = (tmp_path / "reports" / "teacher.html").read_text()
     assert 'id="goodput"' in report and "Critical batch size" in report

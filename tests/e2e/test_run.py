@@ -119,13 +119,17 @@ def test_records_carry_every_column_with_real_values(sweep):
         assert r["rank_cpu_affinity"][0] == cpu_set_text(os.sched_getaffinity(0))  # a local worker inherits ours
         assert "host sync" in r["timing"]
         assert math.isfinite(r["final_loss"])
-        assert 0.0 <= r["host_cpu_util_mean"] <= 100.0 and r["telemetry_samples"] >= 1
-        assert (r["gpu_util_mean"], r["gpu_mem_peak_bytes"], r["gpu_power_mean_w"]) == (None, None, None)
+        assert 0.0 <= r["host_cpu_util_mean_pct"] <= 100.0 and r["telemetry_samples"] >= 1
+        assert (r["gpu_util_mean_pct"], r["gpu_mem_peak_bytes"], r["gpu_power_mean_w"]) == (None, None, None)
         assert r["gpu_telemetry_note"]  # empty GPU figures say why
         assert (run / r["telemetry_path"]).is_file()
         assert (run / r["log_path"]).is_file()
     mirrored2 = records[2]
-    assert (mirrored2["replicas"], mirrored2["global_batch_size"], mirrored2["throughput_per_replica"]) == (
+    assert (
+        mirrored2["replicas"],
+        mirrored2["global_batch_size"],
+        mirrored2["throughput_per_replica_examples_per_s"],
+    ) == (
         2,
         32,
         pytest.approx(mirrored2["throughput_examples_per_s"] / 2),

@@ -97,8 +97,8 @@ def test_sweep_through_slurm_has_the_shape_of_a_local_one(one_node, tmp_path):
         assert r["slurm_job_id"].isdigit() and r["slurm_step_id"].isdigit()
     assert single["slurm_job_id"] == mwms["slurm_job_id"]  # one allocation, one step per config
     assert int(mwms["slurm_step_id"]) > int(single["slurm_step_id"])
-    assert mwms["cluster"] == {"worker": 2} and len(mwms["rank_throughput"]) == 2
-    assert mwms["throughput_examples_per_s"] == pytest.approx(sum(mwms["rank_throughput"]))
+    assert mwms["cluster"] == {"worker": 2} and len(mwms["rank_throughput_examples_per_s"]) == 2
+    assert mwms["throughput_examples_per_s"] == pytest.approx(sum(mwms["rank_throughput_examples_per_s"]))
     assert mwms["comm_time_isolated_s"] > 0
     # the all-reduce sweep ran through the same launcher, as a job step of its own
     commbench = (tmp_path / "results" / "onslurm" / "a" / "commbench.jsonl").read_text()

@@ -130,4 +130,4 @@ def test_an_emitted_job_step_trains_as_srun_would_start_it(tmp_path):
     ]
     assert all(p["ok"] for p in parts)
     merged = merge_rank_parts([p["measurements"] for p in parts], spec.global_batch_size)
-    assert merged["replicas"] == 2 and len(merged["rank_throughput"]) == 2
+    assert merged["replicas"] == 2 and len(merged["rank_throughput_examples_per_s"]) == 2

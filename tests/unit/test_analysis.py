@@ -136,7 +136,7 @@ def test_summary_rows():
 
 def cluster_record(cid, strategy, nodes, per_node, median_s, ranks=None, num_ps=None):
     r = record(cid, strategy, nodes * per_node, median_s)
-    r.update({"nodes": nodes, "devices_per_node": per_node, "num_ps": num_ps, "rank_throughput": ranks})
+    r.update({"nodes": nodes, "devices_per_node": per_node, "num_ps": num_ps, "rank_throughput_examples_per_s": ranks})
     return r
 
 
@@ -160,8 +160,8 @@ def test_layout_comparison_at_equal_device_counts():
         "2 workers + 1 PS",
     ]
     assert rows.set_index("config_id").loc["w2", "scaling_efficiency"] == pytest.approx(64 / 0.16 / 320 / 2)
-    assert list(rows["rank_throughput_min"].fillna(-1)) == [-1, 190.0, -1]
-    assert list(rows["rank_throughput_max"].fillna(-1)) == [-1, 210.0, -1]
+    assert list(rows["rank_throughput_min_examples_per_s"].fillna(-1)) == [-1, 190.0, -1]
+    assert list(rows["rank_throughput_max_examples_per_s"].fillna(-1)) == [-1, 210.0, -1]
 
 
 def test_disagreements_name_pairs_beyond_25_percent():

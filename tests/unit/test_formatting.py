@@ -44,7 +44,7 @@ def test_table_cells_by_column():
         ("ci_half_width_rel", 0.0213, "2.1 %"),
         ("speedup", 1.448, "1.45x"),
         ("params", 123456, "123,456"),
-        ("rank_throughput", [100.5, 2000.2], "100, 2,000"),
+        ("rank_throughput_examples_per_s", [100.5, 2000.2], "100, 2,000"),
         ("gpu_power_mean_w", 245.33, "245.3"),
         ("model", "mlp", "mlp"),
         ("step_time_median_s", None, ""),

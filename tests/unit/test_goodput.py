@@ -136,14 +136,16 @@ def test_the_analysis_adds_goodput_to_teacher_configs_only():
     ).set_index(m.CONFIG_ID)
     # a: no own estimate, the workload's median (64) is used; its batch is the baseline's: efficiency 1
     assert frame.loc["a", m.NOISE_SCALE_USED] == 64.0
-    assert frame.loc["a", m.STATISTICAL_EFFICIENCY] == 1.0 and frame.loc["a", m.GOODPUT] == pytest.approx(3200)
+    assert frame.loc["a", m.STATISTICAL_EFFICIENCY] == 1.0 and frame.loc[
+        "a", m.GOODPUT_EXAMPLES_PER_S
+    ] == pytest.approx(3200)
     # b: own 32, batch 64 vs 32: (32 + 32) / (32 + 64)
     assert frame.loc["b", m.STATISTICAL_EFFICIENCY] == pytest.approx(64 / 96)
-    assert frame.loc["b", m.GOODPUT] == pytest.approx(6400 * 64 / 96)
+    assert frame.loc["b", m.GOODPUT_EXAMPLES_PER_S] == pytest.approx(6400 * 64 / 96)
     assert frame.loc["b", m.GOODPUT_SCALING_EFFICIENCY] == pytest.approx(6400 * 64 / 96 / (2 * 3200))
     assert frame.loc["b", m.STATISTICAL_EFFICIENCY_CI95_LOW] == pytest.approx(48 / 80)  # at B_noise 16
     assert frame.loc["c", m.STATISTICAL_EFFICIENCY] == pytest.approx(128 / 224)
-    assert math.isnan(frame.loc["d", m.GOODPUT])  # random targets: no goodput
+    assert math.isnan(frame.loc["d", m.GOODPUT_EXAMPLES_PER_S])  # random targets: no goodput
     # e: the noise scale's upper end unbounded (low 32, high empty): the efficiency's reaches 1
     assert frame.loc["e", m.STATISTICAL_EFFICIENCY] == pytest.approx(96 / 320)
     assert frame.loc["e", m.STATISTICAL_EFFICIENCY_CI95_LOW] == pytest.approx(64 / 288)

@@ -46,9 +46,9 @@ def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
     assert (merged["step_time_ci95_low_s"], merged["step_time_ci95_high_s"]) == (0.12, 0.30)
     # precision of the merged samples: CI (0.12, 0.30) around 0.12 is +150 %
     assert (merged["ci_half_width_rel"], merged["ci_met"], merged["samples"]) == (pytest.approx(1.5), False, 6)
-    assert merged["rank_throughput"] == pytest.approx([320.0, 32 / 0.13])
+    assert merged["rank_throughput_examples_per_s"] == pytest.approx([320.0, 32 / 0.13])
     assert merged["throughput_examples_per_s"] == pytest.approx(320.0 + 32 / 0.13)
-    assert merged["throughput_per_replica"] == pytest.approx((320.0 + 32 / 0.13) / 2)
+    assert merged["throughput_per_replica_examples_per_s"] == pytest.approx((320.0 + 32 / 0.13) / 2)
     assert merged["rank_step_time_median_s"] == [0.10, 0.13]
     assert merged["rank_peak_memory_bytes"] == [100, 150]
     assert merged["peak_memory_device"] == "GPU:0"  # the device of the largest peak, rank 1's
@@ -78,7 +78,7 @@ def test_counts_from_positions_recovers_each_worker_total():
 
 def test_parameter_server_ranks():
     ranks = parameter_server_ranks([12, 10, 6], per_worker_batch=16, timed_s=2.0)
-    assert ranks["rank_throughput"] == [96.0, 80.0, 48.0]
+    assert ranks["rank_throughput_examples_per_s"] == [96.0, 80.0, 48.0]
     assert ranks["throughput_examples_per_s"] == 224.0
     assert (ranks["straggler"], ranks["straggler_ranks"]) == (True, [2])  # 2/6 s per step vs median 2/10
 

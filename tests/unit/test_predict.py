@@ -47,7 +47,7 @@ def test_prediction_uses_compute_plus_fitted_communication():
     # fitted through (0, 0), (1e6, 3 ms), (1.5e6, 4 ms): least squares, not the exact line above
     expected_comm = row["alpha_s"] + row["beta_s_per_byte"] * 1_000_000 * 2 * 7 / 8
     assert row["predicted_step_s"] == pytest.approx(0.010 + expected_comm)
-    assert row["predicted_throughput"] == pytest.approx(32 * 8 / row["predicted_step_s"])
+    assert row["predicted_throughput_examples_per_s"] == pytest.approx(32 * 8 / row["predicted_step_s"])
     assert row["predicted_efficiency"] == pytest.approx(0.010 / row["predicted_step_s"])
     assert row["fitted_on"] == [2, 4]
 
@@ -64,7 +64,7 @@ def test_holdout_predicts_the_largest_from_the_others():
     assert (row["devices"], row["fitted_on"]) == (8, [2, 4])
     # through (0, 0), (1e6, 2 ms), (1.5e6, 3 ms): exactly 2 ns/B; comm(8) = 2e-9 * 1.75e6 = 3.5 ms
     assert row["predicted_step_s"] == pytest.approx(0.0135)
-    assert row["error"] == pytest.approx(0.0135 / 0.014 - 1)
+    assert row["prediction_error"] == pytest.approx(0.0135 / 0.014 - 1)
     assert row["inside_interval"] is None  # no samples in these records: no interval
 
 

@@ -46,15 +46,21 @@ def test_metric_names_are_alphabetised_and_unique():
 
 
 def test_records_doc_is_generated_from_metrics_and_complete():
-    from tfscale import metrics
+    from tfscale import metrics, store
     from tfscale.records_doc import render
 
     doc = (ROOT / "docs" / "records.md").read_text()
     assert doc == render(), "docs/records.md is stale: python -m tfscale.records_doc > docs/records.md"
-    columns = re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \|$", doc, re.M)
+    current, renamed = doc.split("## Renamed columns")
+    columns = re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \|$", current, re.M)
+    old_names = re.findall(r"^\| `([a-z0-9_]+)` \| `[a-z0-9_]+` \|", renamed, re.M)
     names = {v for k, v in vars(metrics).items() if k.isupper() and isinstance(v, str) and not k.startswith("STATUS_")}
     assert {c for c, _ in columns} == names  # every column, each on one line of metrics.py
     assert all(meaning.strip() for _, meaning in columns)  # and each with its meaning
+    renamed_count = sum(len(r) for r in (*store.RENAMED.values(), *metrics.DERIVED_RENAMED.values()))
+    assert (
+        len(old_names) == renamed_count and not set(old_names) & names
+    )  # a renamed column's old name is no column now
 
 
 def test_every_axis_is_a_record_column_named_in_metrics():

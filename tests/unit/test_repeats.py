@@ -39,7 +39,7 @@ def test_processes_combine_into_the_median_of_medians_with_a_between_process_ci(
     assert samples_of(record) == [slow, fast, middle]
     assert record[m.STEP_TIME_MEDIAN_S] == pytest.approx(0.20)
     assert record[m.THROUGHPUT_EXAMPLES_PER_S] == pytest.approx(160.0)
-    assert record[m.THROUGHPUT_PER_REPLICA] == pytest.approx(80.0)
+    assert record[m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S] == pytest.approx(80.0)
     assert (record[m.STEP_TIME_CI95_LOW_S], record[m.STEP_TIME_CI95_HIGH_S]) == (0.10, 0.30)
     assert record[m.CI_HALF_WIDTH_REL] == pytest.approx(0.5) and record[m.CI_MET] is False
     assert record[m.CI_COVERS] == covers_between(3) == "between 3 processes (hierarchical bootstrap)"

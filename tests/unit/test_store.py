@@ -30,7 +30,9 @@ def test_torn_last_line_is_skipped_with_a_warning_naming_file_and_line(tmp_path)
 def test_newer_schema_is_a_clear_error(tmp_path):
     path = tmp_path / "records.jsonl"
     path.write_text(json.dumps({"config_id": "a", "schema_version": store.SCHEMA_VERSION + 1}) + "\n")
-    with pytest.raises(ResultsError, match=r"records\.jsonl:1: record schema_version 4 is newer"):
+    with pytest.raises(
+        ResultsError, match=rf"records\.jsonl:1: record schema_version {store.SCHEMA_VERSION + 1} is newer"
+    ):
         list(store.read_records(path))
 
 
@@ -44,6 +46,33 @@ def test_older_records_are_upgraded_step_by_step(monkeypatch):
     monkeypatch.setattr(store, "MIGRATIONS", {2: update_to_2, 3: lambda r: {**r, "status": r["status"].lower()}})
     upgraded = store.upgrade({"schema_version": 1, "n_steps": 5, "status": "OK"})
     assert upgraded == {"schema_version": 3, "steps": 5, "status": "ok"}
+
+
+def test_version_3_names_get_their_units_with_the_same_values():
+    old = {
+        "schema_version": 3,
+        "config_id": "a",
+        "host_cpu_util_mean": 55.0,
+        "gpu_util_mean": None,
+        "rank_throughput": [10.0, 12.0],
+        "throughput_per_replica": 11.0,
+        "throughput_examples_per_s": 22.0,
+    }
+    assert store.upgrade(old) == {
+        "schema_version": 4,
+        "config_id": "a",
+        "host_cpu_util_mean_pct": 55.0,
+        "gpu_util_mean_pct": None,
+        "rank_throughput_examples_per_s": [10.0, 12.0],
+        "throughput_per_replica_examples_per_s": 11.0,
+        "throughput_examples_per_s": 22.0,
+    }
+
+
+def test_every_rename_ends_at_a_current_column_and_leaves_no_old_one():
+    for renames in store.RENAMED.values():
+        assert set(renames.values()) <= set(RECORD_COLUMNS)
+        assert not set(renames) & set(RECORD_COLUMNS)
 
 
 def test_load_results_from_file_run_suite_and_root(tmp_path):
@@ -111,7 +140,7 @@ def test_files_that_are_not_records_are_a_clear_error(tmp_path):
 def test_version_1_records_are_upgraded_to_loopback_without_a_link():
     upgraded = store.upgrade({"schema_version": 1, "config_id": "a", "status": "ok"})
     assert upgraded == {
-        "schema_version": 3,
+        "schema_version": store.SCHEMA_VERSION,
         "repeat": 0,  # version 3: a line is one process, and older records ran one each
         "config_id": "a",
         "status": "ok",

@@ -28,10 +28,10 @@ def test_summary_uses_the_timed_windows():
         host(0.4, "window 3/3", 90.0, 600, 400),
     ]
     summary = summarise(rows, "NVML not available on this host: x")
-    assert summary["host_cpu_util_mean"] == pytest.approx(70.0)
+    assert summary["host_cpu_util_mean_pct"] == pytest.approx(70.0)
     assert summary["net_bytes_per_s"] == pytest.approx((1000 - 200) / 0.2)
     assert summary["telemetry_samples"] == 3 and summary["telemetry_window"] == "timed windows"
-    assert (summary["gpu_util_mean"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (None,) * 3
+    assert (summary["gpu_util_mean_pct"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (None,) * 3
     assert summary["gpu_telemetry_note"] == "NVML not available on this host: x"
 
 
@@ -42,7 +42,7 @@ def test_timed_samples_run_from_the_timing_phase_to_the_end_of_the_windows():
     rows = [host(0.1 * (i + 1), phase, 10.0 * (i + 1), 0, 0) for i, phase in enumerate(phases)]
     summary = summarise(rows, "")
     assert summary["telemetry_samples"] == 3  # the samples of the first window count, the post-loop ones do not
-    assert summary["host_cpu_util_mean"] == pytest.approx(30.0)
+    assert summary["host_cpu_util_mean_pct"] == pytest.approx(30.0)
 
 
 def test_only_the_config_s_gpus_are_sampled():
@@ -63,7 +63,11 @@ def test_summary_falls_back_to_the_run_after_build_and_reads_gpus():
     summary = summarise(rows, "")
     assert summary["telemetry_window"].startswith("whole run after the model was built")
     assert summary["telemetry_samples"] == 2
-    assert (summary["gpu_util_mean"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (70.0, 2000, 100.0)
+    assert (summary["gpu_util_mean_pct"], summary["gpu_mem_peak_bytes"], summary["gpu_power_mean_w"]) == (
+        70.0,
+        2000,
+        100.0,
+    )
     assert summary["gpu_telemetry_note"] is None
 
 

@@ -35,6 +35,7 @@ from tfscale.errors import TfscaleError
     is_flag=True,
     help="Gate even where BASE and NEW ran with other timing settings or on other hardware (named either way).",
 )
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON, alone on standard output.")
 def compare(
     base: str,
     new: str,
@@ -45,16 +46,16 @@ def compare(
     junit: str | None,
     markdown: str | None,
     allow_different_settings: bool,
+    as_json: bool,
 ) -> None:
     """Compare BASE and NEW (run folders, suite folders: each config's latest run, or records files; configs matched
     by config_id, else by axes), naming first what makes them unlike: other settings, other hardware."""
     # Late imports: pandas and plotly load only for this command.
-    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, p_text
     from tfscale.compare_runs import compare_paths
-    from tfscale.gate import gate_fails, junit_xml, markdown_table, shift_text, summary_line
+    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line
     from tfscale.htmlreport.comparison import render_comparison
+    from tfscale.jsonout import dumps
     from tfscale.store import ENV_FILE, check_output, find_records_files, write_atomic
-    from tfscale.textable import format_table
 
     read = [
         f for side in (base, new) for records in find_records_files(side) for f in (records, records.parent / ENV_FILE)
@@ -65,9 +66,49 @@ def compare(
         raise TfscaleError("-o, --junit and --markdown must name different files")
     found = compare_paths(base, new, threshold)
     rows, lost = found.rows, found.lost
+    write_atomic(path, render_comparison(rows, found.env, base, new, threshold, lost, found.warnings()))
+    for target, text in (
+        (junit, lambda: junit_xml(rows, lost, threshold, base, new, allow_missing)),
+        (markdown, lambda: markdown_table(rows, lost, threshold, found.warnings())),
+    ):
+        if target:
+            write_atomic(target, text())
+    summary = summary_line(rows, lost, threshold)
+    if as_json:
+        click.echo(
+            dumps(
+                {
+                    "base": base,
+                    "new": new,
+                    "threshold": threshold,
+                    "summary": summary,
+                    "gate_fails": gate_fails(rows, lost, allow_missing),
+                    **found.document(),
+                    "written": {"comparison": path, "junit": junit, "markdown": markdown},
+                }
+            )
+        )
+    else:
+        show(found, summary, path, junit, markdown)
+    if fail_on_regression and found.unlike() and not allow_different_settings:
+        raise TfscaleError(
+            "--fail-on-regression: BASE and NEW measured unlike things ("
+            + "; ".join(found.unlike())
+            + "): run both alike, or gate anyway with --allow-different-settings"
+        )
+    if fail_on_regression and gate_fails(rows, lost, allow_missing):
+        raise click.exceptions.Exit(1)
+
+
+def show(found, summary: str, path: Path, junit: str | None, markdown: str | None) -> None:
+    """The comparison for a person: what makes the sides unlike, a row per config, lost configs, environment."""
+    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, p_text
+    from tfscale.gate import shift_text
+    from tfscale.textable import format_table
+
+    rows = found.rows
     for line in found.warnings():
         click.echo(f"warning: {line}")
-    write_atomic(path, render_comparison(rows, found.env, base, new, threshold, lost, found.warnings()))
     click.echo(
         format_table(
             [
@@ -86,26 +127,12 @@ def compare(
             ]
         )
     )
-    for config in lost:
+    for config in found.lost:
         click.echo(config.line())
     for key, a, b in found.env:
         click.echo(f"env differs: {key}: {a} -> {b}")
     on_windows = int((rows[TESTED_ON] == ON_WINDOWS).sum()) if not rows.empty else 0
     if on_windows:
         click.echo(f"note: {on_windows} config(s) {DRIFT_NOTE}")
-    for target, text in (
-        (junit, lambda: junit_xml(rows, lost, threshold, base, new, allow_missing)),
-        (markdown, lambda: markdown_table(rows, lost, threshold, found.warnings())),
-    ):
-        if target:
-            write_atomic(target, text())
     written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
-    click.echo(f"{summary_line(rows, lost, threshold)}; comparison: {path}{written}")
-    if fail_on_regression and found.unlike() and not allow_different_settings:
-        raise TfscaleError(
-            "--fail-on-regression: BASE and NEW measured unlike things ("
-            + "; ".join(found.unlike())
-            + "): run both alike, or gate anyway with --allow-different-settings"
-        )
-    if fail_on_regression and gate_fails(rows, lost, allow_missing):
-        raise click.exceptions.Exit(1)
+    click.echo(f"{summary}; comparison: {path}{written}")

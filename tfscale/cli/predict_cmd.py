@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from tfscale import metrics as m
 from tfscale.errors import TfscaleError
 
 
@@ -35,7 +36,8 @@ def split_arguments(words: tuple[str, ...]) -> tuple[list[str], list[int]]:
     help="Total device counts (nodes x devices per node) to predict: --devices 8 16 64.",
 )
 @click.option("--nodes", "old_devices", type=int, multiple=True, hidden=True, help="Deprecated: --devices.")
-def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple[int, ...]) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Predictions, hold-out checks, method: JSON alone on stdout.")
+def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple[int, ...], as_json: bool) -> None:
     """Fit compute + alpha + beta * S * 2(N-1)/N per workload and strategy of the records under PATH... (records
     files, run or suite folders), and predict."""
     if old_devices:
@@ -44,14 +46,32 @@ def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple
     devices = devices + old_devices + tuple(more)
     if not devices:
         raise TfscaleError("give the device counts to predict: --devices 8 16 64")
-    from tfscale import formatting as fmt
-    from tfscale.predict import METHOD, holdout, link_of, unmodelled  # late: pandas only for this command
+    from tfscale.predict import METHOD, holdout, unmodelled  # late: pandas only for this command
     from tfscale.predict import predict as predict_rows
     from tfscale.store import load_results
-    from tfscale.textable import format_table
 
     frame = load_results(*folders)
     rows = predict_rows(frame, list(devices))
+    if as_json:
+        from tfscale.jsonout import dumps, table
+
+        document = {
+            "predictions": table(rows),
+            "not_predicted": [{"what": what, "why": why} for what, why in unmodelled(frame)],
+            "holdout": table(holdout(frame)),
+            "method": METHOD,
+        }
+        click.echo(dumps(document))
+    else:
+        show(frame, rows)
+
+
+def show(frame, rows) -> None:
+    """The predictions for a person: a table, its warnings, what was not predicted, the hold-out checks, the method."""
+    from tfscale import formatting as fmt
+    from tfscale.predict import METHOD, holdout, link_of, unmodelled
+    from tfscale.textable import format_table
+
     if rows.empty:
         click.echo("nothing to predict: no multi-device config with measured communication and a baseline")
         return
@@ -64,22 +84,22 @@ def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple
                     "strategy": r["strategy"],
                     **({"link": link_of(r) or ""} if links else {}),
                     "devices": r["devices"],
-                    "fitted_on": r["fitted_on"],
+                    m.FITTED_ON: r[m.FITTED_ON],
                     "step (95 % interval)": fmt.ms(
-                        r["predicted_step_s"], r["predicted_step_ci95_low_s"], r["predicted_step_ci95_high_s"]
+                        r[m.PREDICTED_STEP_S], r[m.PREDICTED_STEP_CI95_LOW_S], r[m.PREDICTED_STEP_CI95_HIGH_S]
                     ),
-                    "examples/s": fmt.rate(r["predicted_throughput"]),
-                    "efficiency": f"{fmt.percent(r['predicted_efficiency'])} {r['scaling']}",
-                    "warning": "!" * bool(r["warnings"]),
+                    "examples/s": fmt.rate(r[m.PREDICTED_THROUGHPUT_EXAMPLES_PER_S]),
+                    "efficiency": f"{fmt.percent(r[m.PREDICTED_EFFICIENCY])} {r[m.SCALING]}",
+                    "warning": "!" * bool(r[m.PREDICTION_WARNINGS]),
                 }
                 for _, r in rows.iterrows()
             ]
         )
     )
-    warned = rows[rows["warnings"] != ""]
-    for text in dict.fromkeys(warned["warnings"]):
-        which = warned[warned["warnings"] == text]
-        counts = ", ".join(f"{r['model']} {r['strategy']} x{r['devices']}" for _, r in which.iterrows())
+    warned = rows[rows[m.PREDICTION_WARNINGS] != ""]
+    for text in dict.fromkeys(warned[m.PREDICTION_WARNINGS]):
+        which = warned[warned[m.PREDICTION_WARNINGS] == text]
+        counts = ", ".join(f"{r[m.MODEL]} {r[m.STRATEGY]} x{r[m.DEVICES]}" for _, r in which.iterrows())
         click.echo(f"warning (!): {counts}: {text}")
     for what, why in unmodelled(frame):
         click.echo(f"not predicted: {what}: {why}")
@@ -91,11 +111,11 @@ def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple
         )
     for _, r in checks.iterrows():
         link = f" @{link_of(r)}" if link_of(r) else ""
-        inside = r["inside_interval"]
+        inside = r[m.INSIDE_INTERVAL]
         verdict = "" if inside is None else "; inside its 95 % interval" if inside else "; OUTSIDE its 95 % interval"
         click.echo(
-            f"hold-out: {r['model']} {r['strategy']}{link} x{r['devices']} predicted from {r['fitted_on']}: "
-            f"{fmt.ms(r['predicted_step_s'])} vs measured {fmt.ms(r['measured_step_s'])} "
-            f"({r['error']:+.1%}{verdict})"
+            f"hold-out: {r[m.MODEL]} {r[m.STRATEGY]}{link} x{r[m.DEVICES]} predicted from {r[m.FITTED_ON]}: "
+            f"{fmt.ms(r[m.PREDICTED_STEP_S])} vs measured {fmt.ms(r[m.MEASURED_STEP_S])} "
+            f"({r[m.PREDICTION_ERROR]:+.1%}{verdict})"
         )
     click.echo(f"method: {METHOD}")

@@ -166,7 +166,7 @@ TABLE_COLUMNS = (
     m.SAMPLES,
     m.MEASURE_STOP,
     m.THROUGHPUT_EXAMPLES_PER_S,
-    m.THROUGHPUT_PER_REPLICA,
+    m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S,
     m.SPEEDUP,
     m.SCALING_EFFICIENCY,
     m.SCALING_EFFICIENCY_CI95_LOW,
@@ -175,12 +175,12 @@ TABLE_COLUMNS = (
     m.PEAK_MEMORY_BYTES,
     m.MEMORY_KIND,
     m.HOST_RSS_PEAK_BYTES,
-    m.HOST_CPU_UTIL_MEAN,
-    m.GPU_UTIL_MEAN,
+    m.HOST_CPU_UTIL_MEAN_PCT,
+    m.GPU_UTIL_MEAN_PCT,
     m.GPU_MEM_PEAK_BYTES,
     m.GPU_POWER_MEAN_W,
     m.NET_BYTES_PER_S,
-    m.RANK_THROUGHPUT,
+    m.RANK_THROUGHPUT_EXAMPLES_PER_S,
     m.STRAGGLER,
     m.PORT_RETRIES,
 )
@@ -253,8 +253,8 @@ LAYOUT_COLUMNS = (
     m.THROUGHPUT_EXAMPLES_PER_S,
     m.SCALING_EFFICIENCY,
     m.STEP_TIME_MEDIAN_S,
-    "rank_throughput_min",
-    "rank_throughput_max",
+    m.RANK_THROUGHPUT_MIN_EXAMPLES_PER_S,
+    m.RANK_THROUGHPUT_MAX_EXAMPLES_PER_S,
     m.STRAGGLER,
 )
 
@@ -420,9 +420,10 @@ GOODPUT_TABLE_COLUMNS = (
 
 def goodput_section(frame: pd.DataFrame) -> str | Omitted:
     """Goodput beside throughput, the critical batch size per workload, and how they were estimated."""
-    if m.GOODPUT not in frame.columns or pd.to_numeric(frame[m.GOODPUT], errors="coerce").isna().all():
+    goodput = pd.to_numeric(frame.get(m.GOODPUT_EXAMPLES_PER_S, pd.Series(dtype=float)), errors="coerce")
+    if goodput.isna().all():
         return Omitted("no config of the teacher task (task: teacher) with a measured gradient noise scale")
-    rows = frame[pd.to_numeric(frame[m.GOODPUT], errors="coerce").notna()]
+    rows = frame[goodput.notna()]
     critical = critical_batches(frame)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in critical)
     parts = [f"<p>Critical batch size (about the gradient noise scale) per workload:</p><ul>{items}</ul>"]
@@ -489,13 +490,13 @@ def prediction_section(frame: pd.DataFrame) -> str | Omitted:
         m.STRATEGY,
         m.NETWORK_LINK,
         m.DEVICES,
-        "fitted_on",
-        "measured_step_s",
+        m.FITTED_ON,
+        m.MEASURED_STEP_S,
         m.PREDICTED_STEP_S,
-        "predicted_step_ci95_low_s",
-        "predicted_step_ci95_high_s",
-        "error",
-        "inside_interval",
+        m.PREDICTED_STEP_CI95_LOW_S,
+        m.PREDICTED_STEP_CI95_HIGH_S,
+        m.PREDICTION_ERROR,
+        m.INSIDE_INTERVAL,
     )
     return (
         f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --devices 8 16 64</code> '
@@ -620,9 +621,9 @@ TELEMETRY_COLUMNS = (
     m.MODEL,
     m.STRATEGY,
     m.DEVICES,
-    m.HOST_CPU_UTIL_MEAN,
+    m.HOST_CPU_UTIL_MEAN_PCT,
     m.NET_BYTES_PER_S,
-    m.GPU_UTIL_MEAN,
+    m.GPU_UTIL_MEAN_PCT,
     m.GPU_MEM_PEAK_BYTES,
     m.GPU_POWER_MEAN_W,
     m.TELEMETRY_SAMPLES,

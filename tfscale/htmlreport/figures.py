@@ -262,18 +262,18 @@ GOODPUT_TITLE = (
 def goodput_figure(frame: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
     """Throughput (solid) and goodput (dashed) against devices per strategy, one panel per teacher-task workload."""
     ok = _ok(frame)
-    if m.GOODPUT not in ok.columns:
+    if m.GOODPUT_EXAMPLES_PER_S not in ok.columns:
         return None
-    ok = ok[pd.to_numeric(ok[m.GOODPUT], errors="coerce").notna()]
+    ok = ok[pd.to_numeric(ok[m.GOODPUT_EXAMPLES_PER_S], errors="coerce").notna()]
     if ok.empty:
         return None
     ok = _ci_error_columns(ok)
     throughput = ok.assign(figure="throughput", value=ok[m.THROUGHPUT_EXAMPLES_PER_S])
     goodput = ok.assign(
         figure="goodput",
-        value=ok[m.GOODPUT],
-        ci_plus=pd.to_numeric(ok[m.GOODPUT_CI95_HIGH], errors="coerce") - ok[m.GOODPUT],
-        ci_minus=ok[m.GOODPUT] - pd.to_numeric(ok[m.GOODPUT_CI95_LOW], errors="coerce"),
+        value=ok[m.GOODPUT_EXAMPLES_PER_S],
+        ci_plus=pd.to_numeric(ok[m.GOODPUT_CI95_HIGH_EXAMPLES_PER_S], errors="coerce") - ok[m.GOODPUT_EXAMPLES_PER_S],
+        ci_minus=ok[m.GOODPUT_EXAMPLES_PER_S] - pd.to_numeric(ok[m.GOODPUT_CI95_LOW_EXAMPLES_PER_S], errors="coerce"),
     )
     hover = [m.GLOBAL_BATCH_SIZE, m.STATISTICAL_EFFICIENCY, m.NOISE_SCALE_USED]
     fig = _per_layout_line(pd.concat([throughput, goodput]), "value", "examples/s", hover, wrap, dash="figure")
@@ -375,7 +375,7 @@ def layout_figure(rows: pd.DataFrame, wrap: int = 3) -> go.Figure | None:
         text="efficiency",
         error_y="ci_plus",
         error_y_minus="ci_minus",
-        hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
+        hover_data=[m.CONFIG_ID, m.RANK_THROUGHPUT_EXAMPLES_PER_S, m.STRAGGLER, m.STEP_TIME_MEDIAN_S],
         barmode="group",
         labels={m.THROUGHPUT_EXAMPLES_PER_S: "examples/s (global)", m.LAYOUT: ""},
     )

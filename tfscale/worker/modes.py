@@ -148,7 +148,7 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer, peak: PeakMe
             m.MEASURE_STOP: loop.measure_stop,
             m.FIRST_STEP_S: loop.first_step_s,
             m.THROUGHPUT_EXAMPLES_PER_S: throughput,
-            m.THROUGHPUT_PER_REPLICA: throughput / trainer.replicas,
+            m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / trainer.replicas,
             m.PEAK_MEMORY_BYTES: peak.bytes,
             m.MEMORY_KIND: peak.kind,
             m.PEAK_MEMORY_DEVICE: peak.device,
