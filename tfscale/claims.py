@@ -38,7 +38,7 @@ def _stale(owner: dict | None) -> bool:
 
 
 def claim(folder: Path, name: str) -> str | None:
-    """Claim process `name` (runner.job_name) of the run folder for this process: None when claimed, else who
+    """Claim process `name` (contract.process_name) of the run folder for this process: None when claimed, else who
     holds it ("pid 123 on host h1")."""
     path = claim_path(folder, name)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ class Collected:
 
     run_dir: Path  # where the records went
     records: list[dict[str, Any]]
-    not_run: list[str]  # config ids without any result part (not run, or not finished)
+    not_run: list[str]  # processes (contract.process_name) without any result part (not run, or not finished)
 
 
 # A launch folder comes from a cluster's shared filesystem, written by others: every file in it is read as untrusted
@@ -96,18 +96,18 @@ def launched_specs(folder: Path) -> list[RunSpec]:
     return [_spec(specs, name) for name in names]
 
 
-def outcome_of(spec: RunSpec, folder: Path) -> Outcome | None:
-    """The config's outcome from its tasks' result parts (None: no task wrote one). A task whose part reports an
+def outcome_of(spec: RunSpec, folder: Path, repeat: int = 0) -> Outcome | None:
+    """The outcome of the config's process `repeat` from its tasks' result parts (None: no task wrote one; parts
+    are named by contract.process_name, as tfscale launch's scripts write them). A task whose part reports an
     error failed; a trainer without a part, where others wrote theirs, is named as the failed task. A part that is
     not a JSON object counts as none (a task that died while writing); one that is no regular file inside the
     folder, or too big, is refused (TfscaleError)."""
     results = folder / "results"
+    process = contract.process_name(spec.config_id, repeat)
     tasks = contract.tasks_of(spec)
     parts = {}
     for t in tasks:
-        part = _parsed(
-            _read(results, contract.task_file("", spec.config_id, contract.RESULT_SUFFIX, t), MAX_PART_BYTES)
-        )
+        part = _parsed(_read(results, contract.task_file("", process, contract.RESULT_SUFFIX, t), MAX_PART_BYTES))
         parts[t.name] = part if isinstance(part, dict) else None
     if all(part is None for part in parts.values()):
         return None
@@ -133,7 +133,7 @@ def _not_json(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _record(spec: RunSpec, outcome: Outcome, target: Path, run_id: str, results: Path) -> dict[str, Any]:
+def _record(spec: RunSpec, outcome: Outcome, target: Path, run_id: str, results: Path, repeat: int) -> dict[str, Any]:
     """The record of a config from its parts, as the runner stores it; TfscaleError where the parts cannot make
     one that readers can compute with (they come from others' files)."""
     try:
@@ -141,7 +141,7 @@ def _record(spec: RunSpec, outcome: Outcome, target: Path, run_id: str, results:
     except (TypeError, KeyError, ValueError, AttributeError, ZeroDivisionError) as error:
         problem = repr(error)
     else:
-        record = base_record(spec, run_id) | {m.LAUNCHER: LAUNCHER_COLLECTED} | fields
+        record = base_record(spec, run_id) | {m.LAUNCHER: LAUNCHER_COLLECTED, m.REPEAT: repeat} | fields
         problem = record_problem(record) or _not_json(record)
         if problem is None:
             return record
@@ -162,11 +162,12 @@ def collect(folder: str | Path, results_dir: str | Path, run_id: str) -> Collect
         raise TfscaleError(f"{target}: this run already has records; collect into a new --run-id")
     records, not_run = [], []
     for spec in specs:
-        outcome = outcome_of(spec, folder)
-        if outcome is None:
-            not_run.append(spec.config_id)
-        else:
-            records.append(_record(spec, outcome, target, run_id, folder / "results"))
+        for repeat in range(spec.repeats):  # a config of `repeats: N` ran as N processes; load_results combines them
+            outcome = outcome_of(spec, folder, repeat)
+            if outcome is None:
+                not_run.append(contract.process_name(spec.config_id, repeat))
+            else:
+                records.append(_record(spec, outcome, target, run_id, folder / "results", repeat))
     if not records:
         raise TfscaleError(
             f"{folder / 'results'}: no result part yet for any of the {len(specs)} config(s): nothing to collect"

@@ -135,6 +135,12 @@ def tf_config(cluster: dict[str, list[str]], task: Task) -> str:
     return json.dumps({"cluster": cluster, "task": {"type": task.job, "index": task.index}})
 
 
+def process_name(config_id: str, repeat: int) -> str:
+    """The name of one fresh process of a config (`repeats: N` runs N): its files (spec, parts, log, telemetry,
+    traces) and its jobs carry it. The first is the config id itself."""
+    return config_id if repeat == 0 else f"{config_id}-r{repeat}"
+
+
 def task_file(folder: str | Path, prefix: str, suffix: str, task: Task | None = None) -> str:
     """`<folder>/<prefix>.<task>.<suffix>`; without a task, the template with TASK_FIELD for the worker to fill."""
     return f"{Path(folder) / prefix}.{task.name if task else TASK_FIELD}{suffix}"

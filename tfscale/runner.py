@@ -97,18 +97,13 @@ def base_record(spec: RunSpec, run_id: str) -> dict[str, Any]:
     return record
 
 
-def job_name(spec: RunSpec, repeat: int) -> str:
-    """The name of a config's files (spec, log, telemetry, traces) for one of its processes."""
-    return spec.config_id if repeat == 0 else f"{spec.config_id}-r{repeat}"
-
-
 def run_config(
     spec: RunSpec, folder: Path, run_id: str, launcher: Launcher | None = None, repeat: int = 0
 ) -> dict[str, Any]:
     """Run one config in fresh worker process(es) through `launcher` (default: local); return its record (ok,
     failed, timeout or skipped) for process `repeat` of its `spec.repeats`."""
     launcher = launcher or LocalLauncher()
-    name = job_name(spec, repeat)
+    name = contract.process_name(spec.config_id, repeat)
     if spec.profile:  # each task traces into its own folder below this one
         spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / name)})
     record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: launcher.name, m.REPEAT: repeat}
@@ -232,7 +227,7 @@ def run_plan(
     for index, (spec, repeat) in enumerate(runs):
         if spec.config_id in failed:  # its record is the failed process's already: more processes add nothing
             continue
-        name = job_name(spec, repeat)
+        name = contract.process_name(spec.config_id, repeat)
         holder = claim(folder, name)
         if holder is not None:  # another tfscale runs this process of the config on the same run folder
             outcome.skipped.append(f"{name}: claimed by {holder}")

@@ -64,7 +64,7 @@ def test_hosts_commands_run_by_hand_end_in_records_and_a_report(tmp_path):
     result = runner.invoke(cli, ["collect", str(out), "--run-id", "c1", *args])
     assert result.exit_code == 0, result.output
     run = tmp_path / "results" / "launched" / "c1"
-    assert result.output.splitlines()[0] == f"collected 2 config(s) into {run / 'records.jsonl'}"
+    assert result.output.splitlines()[0] == f"collected 2 process(es) into {run / 'records.jsonl'}"
     own = tmp_path / "reports" / "launched" / "c1.html"
     assert result.output.splitlines()[-1] == f"report: {tmp_path / 'reports' / 'launched.html'} (this run's own: {own})"
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]

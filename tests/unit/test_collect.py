@@ -128,3 +128,21 @@ def test_a_folder_with_no_part_yet_is_an_error_and_makes_no_run(tmp_path):
     with pytest.raises(TfscaleError, match=r"results: no result part yet for any of the 3 config\(s\): nothing to"):
         collect(tmp_path, tmp_path / "root", "r1")
     assert not (tmp_path / "root").exists()
+
+
+def test_a_config_of_several_repeats_is_collected_as_that_many_processes_and_combined(tmp_path):
+    from tfscale.store import load_results
+
+    plan = expand(parse_suite("name: c\ndefaults: {model_size: tiny, repeats: 3}\nmatrix: {model: [mlp]}\n", "c.yaml"))
+    emit(plan, "slurm", tmp_path, LaunchOptions())
+    [spec] = plan.specs
+    medians = {spec.config_id: 0.010, f"{spec.config_id}-r1": 0.012}  # the third process has not written yet
+    for name, median in medians.items():
+        times = [median * 0.99, median, median * 1.01]
+        part = {"step_times_s": times, "step_time_median_s": median, "throughput_examples_per_s": 32 / median}
+        write(tmp_path, name, "worker-0", {"ok": True, "measurements": part})
+    done = collect(tmp_path, tmp_path / "root", "r1")
+    assert [r["repeat"] for r in done.records] == [0, 1] and done.not_run == [f"{spec.config_id}-r2"]
+    [row] = load_results(done.run_dir).to_dict(orient="records")
+    assert row["repeats"] == 3 and row["repeat_medians_s"] == [0.010, 0.012]
+    assert row["step_time_median_s"] == pytest.approx(0.011)  # the median of the process medians

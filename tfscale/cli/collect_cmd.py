@@ -22,9 +22,9 @@ def collect(folder: str, run_id: str | None, results_dir: str, reports_dir: str,
     from tfscale.runner import default_run_id
 
     done = collect_parts(folder, results_dir, run_id or default_run_id())
-    click.echo(f"collected {len(done.records)} config(s) into {done.run_dir / 'records.jsonl'}")
+    click.echo(f"collected {len(done.records)} process(es) into {done.run_dir / 'records.jsonl'}")
     if done.not_run:
-        click.echo(f"no result part yet for {len(done.not_run)} config(s): {', '.join(done.not_run)}")
+        click.echo(f"no result part yet for {len(done.not_run)} process(es): {', '.join(done.not_run)}")
     if done.records and not no_report:
         suite = done.run_dir.parent.name
         own = Path(reports_dir) / suite / f"{done.run_dir.name}.html"

@@ -10,7 +10,7 @@ run become skipped records), `live_pids` (what telemetry samples) and `script` (
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,9 +123,38 @@ def config_comment(spec: RunSpec) -> str:
     return "# " + visible(f"{spec.config_id}: {model_label(spec.model, spec.model_size)} {spec.mode_label}")
 
 
-def result_template(spec: RunSpec) -> str:
-    """Where each task writes its part, relative to the output folder; the worker fills in its task name."""
-    return contract.task_file("results", spec.config_id, contract.RESULT_SUFFIX)
+def result_template(process: str) -> str:
+    """Where each task of a config's process (contract.process_name) writes its part, relative to the output folder;
+    the worker fills in its task name."""
+    return contract.task_file("results", process, contract.RESULT_SUFFIX)
+
+
+@dataclass(frozen=True)
+class LaunchedProcess:
+    """One fresh process of a config that a written script starts (a config of `repeats: N` has N)."""
+
+    spec: RunSpec
+    repeat: int  # 0 .. spec.repeats - 1
+
+    @property
+    def name(self) -> str:
+        """Its files' and jobs' name (contract.process_name)."""
+        return contract.process_name(self.spec.config_id, self.repeat)
+
+    def note(self) -> str:
+        """What a script's comment adds for a config of several processes: ", process 2 of 3"; else nothing."""
+        return f", process {self.repeat + 1} of {self.spec.repeats}" if self.spec.repeats > 1 else ""
+
+
+def launched_processes(specs: Iterable[RunSpec], skipped: Container[str] = ()) -> list[LaunchedProcess]:
+    """Every process a written script starts: each config not `skipped`, `repeats` times (fresh processes one after
+    another, as `tfscale run` runs them; `tfscale collect` combines them)."""
+    return [
+        LaunchedProcess(spec, repeat)
+        for spec in specs
+        if spec.config_id not in skipped
+        for repeat in range(spec.repeats)
+    ]
 
 
 class Launcher:

@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 from tfscale import contract
-from tfscale.launch.base import Launcher, local_only, result_template
-from tfscale.spec import RunSpec
+from tfscale.launch.base import LaunchedProcess, Launcher, launched_processes, local_only, result_template
 
 TFJOB_REPLICA_TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS"}
 SHM_MOUNT = "/dev/shm"
@@ -37,10 +36,10 @@ class KubernetesLauncher(Launcher):
         """File name -> YAML text: a ConfigMap with the spec and a TFJob, for each config (not_emitted: none)."""
         import yaml  # late: only this target writes YAML
 
-        skipped = cls.not_emitted(plan, options)
         files = {}
-        for spec in (s for s in plan.specs if s.config_id not in skipped):
-            name = f"tfscale-{spec.config_id}"
+        for process in launched_processes(plan.specs, cls.not_emitted(plan, options)):
+            spec = process.spec
+            name = f"tfscale-{process.name}"  # a config of `repeats: N` is N TFJobs, each a fresh set of processes
             portable = dataclasses.replace(spec, suite_dir=".")
             config_map = {
                 "apiVersion": "v1",
@@ -56,7 +55,7 @@ class KubernetesLauncher(Launcher):
                 replicas[TFJOB_REPLICA_TYPES[job]] = {
                     "replicas": count,
                     "restartPolicy": "Never",
-                    "template": {"spec": _pod(spec, name, gpus, options)},
+                    "template": {"spec": _pod(process, name, gpus, options)},
                 }
             tfjob = {
                 "apiVersion": "kubeflow.org/v1",
@@ -71,11 +70,12 @@ class KubernetesLauncher(Launcher):
         return files
 
 
-def _pod(spec: RunSpec, name: str, gpus: int, options) -> dict:
+def _pod(process: LaunchedProcess, name: str, gpus: int, options) -> dict:
     """The pod of one replica type: the worker command (the TFJob operator sets TF_CONFIG; the worker names its
-    result part after its task), the spec and results volumes, its resources, and /dev/shm for GPU pods."""
+    result part after its process and task), the spec and results volumes, its resources, /dev/shm for GPU pods."""
+    spec = process.spec
     command = contract.worker_argv(
-        f"/tfscale/{result_template(spec)}", contract.TRAIN, f"{SPEC_MOUNT}/spec.json", options.python
+        f"/tfscale/{result_template(process.name)}", contract.TRAIN, f"{SPEC_MOUNT}/spec.json", options.python
     )
     resources = {
         "requests": {"cpu": str(options.pod_cpus), "memory": options.pod_memory},

@@ -34,6 +34,7 @@ from tfscale.launch.base import (
     Launcher,
     Outcome,
     config_comment,
+    launched_processes,
     local_only,
     result_template,
     spec_file,
@@ -178,8 +179,8 @@ def script_line(argv: list[str]) -> str:
 
 def batch_time_limit(specs) -> str:
     """A batch job's time limit that covers its steps run one after another: the sum of each step's own limit
-    (srun_argv's --time, timeout_s rounded up to minutes), as Slurm's H:MM:00."""
-    minutes = sum(max(1, math.ceil(s.timeout_s / 60)) for s in specs)
+    (srun_argv's --time, timeout_s rounded up to minutes) over every repeat of every config, as Slurm's H:MM:00."""
+    minutes = sum(max(1, math.ceil(s.timeout_s / 60)) * s.repeats for s in specs)  # each repeat is a step
     return f"{minutes // 60}:{minutes % 60:02d}:00"
 
 
@@ -444,14 +445,16 @@ class SlurmLauncher(Launcher):
             *(f"export {name}={value}" for name, value in step_env(options.port_base).items()),
             "",
         ]
-        skipped = cls.not_emitted(plan, options)
-        for spec in (s for s in plan.specs if s.config_id not in skipped):
+        for process in launched_processes(plan.specs, cls.not_emitted(plan, options)):
+            spec = process.spec
             tasks = contract.tasks_of(spec)
             # Each rank finds its task from Slurm's variables; the worker fills contract.TASK_FIELD in with it.
-            worker = contract.worker_argv(result_template(spec), contract.TRAIN, spec_file(spec), options.python)
+            worker = contract.worker_argv(
+                result_template(process.name), contract.TRAIN, spec_file(spec), options.python
+            )
             lines += [
                 f"{config_comment(spec)}, {spec.nodes} node(s) x {spec.devices_per_node} "
-                f"device(s), tasks {json.dumps(contract.job_counts(tasks))}",
+                f"device(s), tasks {json.dumps(contract.job_counts(tasks))}{process.note()}",
                 script_line(srun_argv(spec, most_nodes, worker, cpus_per_node=CPUS_ON_NODE_SHELL)),
                 "",
             ]

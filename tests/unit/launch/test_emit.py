@@ -191,3 +191,33 @@ def test_the_slurm_port_base_leaves_a_port_for_every_task(tmp_path):
         emit(plan(), "slurm", tmp_path / "s", LaunchOptions(port_base=65534))
     assert not (tmp_path / "s").exists()  # refused before anything is written
     emit(plan(), "slurm", tmp_path / "s", LaunchOptions(port_base=65532))
+
+
+REPEATS_SUITE = """
+name: lt
+defaults: {model_size: tiny, timeout_s: 300, repeats: 3}
+matrix: {strategy: [multi_worker_mirrored], nodes: [2]}
+"""
+
+
+def test_every_target_starts_a_config_of_repeats_n_n_times_each_with_its_own_parts(tmp_path):
+    [spec] = plan(REPEATS_SUITE).specs
+    names = [spec.config_id, f"{spec.config_id}-r1", f"{spec.config_id}-r2"]
+    [script] = emit(plan(REPEATS_SUITE), "slurm", tmp_path / "s", LaunchOptions())
+    lines = script.read_text().splitlines()
+    steps = [shlex.split(line) for line in lines if line.startswith("srun ")]
+    assert [argv[argv.index("--result") + 1] for argv in steps] == [f"results/{n}.{{task}}.result.json" for n in names]
+    assert {argv[argv.index("--spec") + 1] for argv in steps} == {f"specs/{spec.config_id}.json"}
+    assert sum(line.endswith("process 2 of 3") for line in lines) == 1
+    assert "#SBATCH --time=0:15:00" in lines  # 3 steps of 300 s, one after another
+    manifests = emit(plan(REPEATS_SUITE), "kubernetes", tmp_path / "k", LaunchOptions())
+    assert sorted(path.name for path in manifests) == sorted(f"tfscale-{n}.yaml" for n in names)
+    for name in names:
+        _, job = yaml.safe_load_all((tmp_path / "k" / f"tfscale-{name}.yaml").read_text())
+        command = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"]
+        assert command[command.index("--result") + 1] == f"/tfscale/results/{name}.{{task}}.result.json"
+    [hosts] = emit(plan(REPEATS_SUITE), "hosts", tmp_path / "h", LaunchOptions(hosts=("h1", "h2")))
+    commands = [shlex.split(line.split("TF_CONFIG=", 1)[1]) for line in hosts.read_text().splitlines() if "=" in line]
+    assert [argv[argv.index("--result") + 1] for argv in commands] == [
+        f"results/{n}.{{task}}.result.json" for n in names for _ in range(2)
+    ]
