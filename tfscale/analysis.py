@@ -304,9 +304,10 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
     if m.SCALING_EFFICIENCY_CI95_LOW in frame:
         impossible = ok & (frame[m.DEVICES] == 1) & (frame[m.SCALING_EFFICIENCY_CI95_LOW] > 1.0)
         for _, row in frame[impossible].iterrows():
+            low, high = row[m.SCALING_EFFICIENCY_CI95_LOW], row[m.SCALING_EFFICIENCY_CI95_HIGH]
             notes.append(
-                f"{_what(row)}: 1-device efficiency {row[m.SCALING_EFFICIENCY]:.2f} (95 % CI "
-                f"{row[m.SCALING_EFFICIENCY_CI95_LOW]:.2f}-{row[m.SCALING_EFFICIENCY_CI95_HIGH]:.2f}) is above 1, "
+                f"{_what(row)}: 1-device efficiency {row[m.SCALING_EFFICIENCY]:.2f} "
+                f"{fmt.interval(f'{low:.2f}', f'{high:.2f}', '95 % CI ')} is above 1, "
                 "which one device cannot be: its process and its baseline's ran at different speeds, a spread the "
                 "CI covers only where both ran in several processes (repeats: 2 or more)"
             )
@@ -503,11 +504,11 @@ def exposed_comm(row: pd.Series) -> tuple[float, str | None]:
     low, high = _number(row.get(m.COMM_TIME_EXPOSED_CI95_LOW_S)), _number(row.get(m.COMM_TIME_EXPOSED_CI95_HIGH_S))
     if low is None:  # no CI (fewer than two samples): only a negative value is dropped
         return (exposed, None) if exposed >= 0 else (0.0, f"within noise ({exposed * 1e3:.3f} ms, no CI)")
-    interval = f"95 % CI {low * 1e3:.3f} to {high * 1e3:.3f} ms"
+    interval = fmt.interval(f"{low * 1e3:.3f}", f"{high * 1e3:.3f} ms", "95 % CI ")
     if high is not None and high < 0:  # not noise: the compute-only step is slower than the fused one
-        return 0.0, f"not measurable: the compute-only step ran slower than the full step ({interval})"
+        return 0.0, f"not measurable: the compute-only step ran slower than the full step {interval}"
     if low <= 0:
-        return 0.0, f"within noise ({interval})"
+        return 0.0, f"within noise {interval}"
     return exposed, None
 
 
@@ -582,7 +583,7 @@ def _high(interval: Interval | None) -> float:
 
 
 def efficiency_text(row: pd.Series) -> str:
-    """'80.3 % (78.1-82.9) weak': the efficiency, its 95 % CI where there is one (digits as the CI supports), and
+    """'80.3 % (78.1 to 82.9) weak': the efficiency, its 95 % CI where there is one (digits as the CI supports), and
     which scaling; '' if none."""
     value = row[m.SCALING_EFFICIENCY]
     if _missing(value):

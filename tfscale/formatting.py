@@ -42,7 +42,7 @@ def figure(value: Any, low: Any = None, high: Any = None, scale: float = 1.0, un
 
 
 def ms(seconds: Any, low: Any = None, high: Any = None) -> str:
-    """A step time in ms: '2.62 ms'; with its CI '2.615 ms (2.574-2.657)', to the CI's precision."""
+    """A step time in ms: '2.62 ms'; with its CI '2.615 ms (2.574 to 2.657)', to the CI's precision."""
     return figure(seconds, low, high, 1e3, " ms")
 
 
@@ -67,7 +67,7 @@ def size(num_bytes: Any) -> str:
 
 
 def percent(fraction: Any, low: Any = None, high: Any = None) -> str:
-    """A fraction as a percentage: 0.873 -> '87 %'; with its CI '87.3 % (81.9-91.2)', to the CI's precision."""
+    """A fraction as a percentage: 0.873 -> '87 %'; with its CI '87.3 % (81.9 to 91.2)', to the CI's precision."""
     return figure(fraction, low, high, 100, " %", plain="{:.0f}".format)
 
 
@@ -78,12 +78,18 @@ def change(fraction: Any) -> str:
     return f"{fraction * 100:+.1f} %"
 
 
+def interval(low: str, high: str, label: str = "") -> str:
+    """The one notation of a CI in tfscale's text (terminal, report, compare, JUnit, Markdown): '(low to high)',
+    with `label` before the ends ('(95 % CI -1.2 to -0.5)'). 'to', never a hyphen: '-0.185--0.037' misreads."""
+    return f"({label}{low} to {high})"
+
+
 def with_ci(value: float, low: float, high: float, unit: str = "") -> str:
-    """'value unit (low-high)' with the decimals the CI supports: its half-width (the larger side) to two
-    significant digits: 2.6153 (2.5741, 2.6571) -> '2.615 (2.574-2.657)'; 87.34 (81.9, 91.2) -> '87.3 (81.9-91.2)';
-    1234.5 (1100, 1400) -> '1,234 (1,100-1,400)'."""
+    """'value unit (low to high)' with the decimals the CI supports: its half-width (the larger side) to two
+    significant digits: 2.6153 (2.5741, 2.6571) -> '2.615 (2.574 to 2.657)'; 87.34 (81.9, 91.2) -> '87.3 (81.9 to
+    91.2)'; 1234.5 (1100, 1400) -> '1,234 (1,100 to 1,400)'."""
     places = min(decimals_for(max(value - low, high - value)), 6)
-    return f"{value:,.{places}f}{unit} ({low:,.{places}f}-{high:,.{places}f})"
+    return f"{value:,.{places}f}{unit} {interval(f'{low:,.{places}f}', f'{high:,.{places}f}')}"
 
 
 # Columns whose figures are rates of examples, fractions shown as %, or ratios shown as "1.45x" (by name; the

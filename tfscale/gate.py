@@ -21,13 +21,13 @@ JUNIT_SUITE = "tfscale compare"
 
 
 def shift_text(row, ci_label: str = "") -> str:
-    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2% (+9.8, +10.6)', or
-    with `ci_label` '95 % CI ' before the CI: '+10.2% (95 % CI +9.8, +10.6)'."""
-    text = f"{row['shift_rel']:+.1%}"
+    """Hodges-Lehmann step-time shift relative to BASE, with its CI where there is one: '+10.2 % (+9.8 to +10.6)',
+    or with `ci_label` '95 % CI ' before the CI: '+10.2 % (95 % CI +9.8 to +10.6)'."""
+    text = formatting.change(row["shift_rel"])
     low, high = row["shift_ci95_low_rel"], row["shift_ci95_high_rel"]
     if not (formatting.given(low) and formatting.given(high)):
         return text
-    return f"{text} ({ci_label}{low * 100:+.1f}, {high * 100:+.1f})"
+    return f"{text} {formatting.interval(f'{low * 100:+.1f}', f'{high * 100:+.1f}', ci_label)}"
 
 
 def lost_fails(config: Lost, allow_missing: bool) -> bool:
@@ -47,7 +47,7 @@ def summary_line(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
     missing = sum(1 for c in lost if c.status == LOST_MISSING)
     return (
-        f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold:.0%}, "
+        f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold * 100:g} %, "
         f"{len(lost) - missing} newly failed, {missing} missing in NEW"
     )
 
@@ -56,7 +56,7 @@ def _figures(row) -> str:
     """One config's comparison in one line: verdict, throughput change, step shift with CI, p and q."""
     shift = shift_text(row, ci_label="95 % CI ")
     return (
-        f"{row['verdict']}: throughput {row['throughput_change']:+.1%} "
+        f"{row['verdict']}: throughput {formatting.change(row['throughput_change'])} "
         f"({formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "
         f"step time shift {shift}, p {p_text(row['p_value'])}, q {p_text(row['q_value'])}, "
         f"tested on {row['tested_on']}"
@@ -88,7 +88,7 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
         )
         if row["regression"]:
             failures += 1
-            message = _line(f"{_figures(row)}; beyond the {threshold:.0%} threshold")
+            message = _line(f"{_figures(row)}; beyond the {threshold * 100:g} % threshold")
             ET.SubElement(case, "failure", message=message, type=VERDICT_REGRESSION).text = message
         else:
             ET.SubElement(case, "system-out").text = _line(_figures(row))
@@ -139,7 +139,7 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float, warni
             _cell(row["model"]),
             _cell(row["mode"]),
             _cell(row["layout"]),
-            f"{row['throughput_change']:+.1%}",  # tfscale's own figures: no record text in them
+            formatting.change(row["throughput_change"]),  # tfscale's own figures: no record text in them
             shift_text(row),
             p_text(row["q_value"]),
         )

@@ -18,7 +18,7 @@ from statistics import median
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.formatting import ms, percent
+from tfscale.formatting import interval, ms, percent
 from tfscale.uncertainty import difference_of_medians
 
 INPUT_BOUND_SHARE = 0.10  # a step waiting on input for more than this share of its median is input-bound
@@ -60,7 +60,7 @@ class InputWait:
 
     def note(self) -> str:
         """The figures that decided `bound`, one sentence."""
-        ci = "" if self.low_s is None else f" (95 % CI {ms(self.low_s)} to {ms(self.high_s)})"
+        ci = "" if self.low_s is None else f" {interval(ms(self.low_s), ms(self.high_s), '95 % CI ')}"
         verdict = "input-bound" if self.bound else "not input-bound"
         why = ""
         if not self.bound:

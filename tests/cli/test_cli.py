@@ -185,17 +185,17 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     assert (suite.get("tests"), suite.get("failures")) == ("17", "1")
     failed = [case for case in suite.iter("testcase") if case.find("failure") is not None]
     assert failed[0].get("name").startswith(slowed["config_id"])
-    assert "REGRESSION: throughput -16.7%" in failed[0].find("failure").get("message")
-    assert "shift +19.7% (95 % CI +17.3, +22.1)" in failed[0].find("failure").get("message")
+    assert "REGRESSION: throughput -16.7 %" in failed[0].find("failure").get("message")
+    assert "shift +19.7 % (95 % CI +17.3 to +22.1)" in failed[0].find("failure").get("message")
     table = markdown.read_text().splitlines()
-    assert table[0].startswith("**tfscale compare**: 17 configs compared, 1 significant regression(s) beyond 5%")
+    assert table[0].startswith("**tfscale compare**: 17 configs compared, 1 significant regression(s) beyond 5 %")
     assert table[4].startswith(f"| **REGRESSION** | `{slowed['config_id']}` |")
     verdicts = [line for line in result.output.splitlines() if "REGRESSION" in line]
-    assert len(verdicts) == 1 and verdicts[0].startswith(slowed["config_id"]) and "-16.7%" in verdicts[0]
-    assert "+19.7% (+17.3, +22.1)" in verdicts[0]  # Hodges-Lehmann: median of the pairwise differences
+    assert len(verdicts) == 1 and verdicts[0].startswith(slowed["config_id"]) and "-16.7 %" in verdicts[0]
+    assert "+19.7 % (+17.3 to +22.1)" in verdicts[0]  # Hodges-Lehmann: median of the pairwise differences
     # the six 1-device configs ran in two processes each: tested on their process medians, the rest on windows
     assert "note: 11 config(s) tested on the windows of one process per side" in result.output
-    assert "1 significant regression(s) beyond 5%" in result.output
+    assert "1 significant regression(s) beyond 5 %" in result.output
     text = out.read_text()
     assert "Mann-Whitney U" in text and text.count('class="plotly-graph-div"') == 1
     assert runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out)]).exit_code == 0
@@ -215,7 +215,7 @@ def test_compare_as_json_for_scripts(runner, tmp_path):
     result = runner.invoke(cli, [*args, "--fail-on-regression"])
     assert result.exit_code == 1  # the gate still decides the exit
     document = json.loads(result.stdout)  # JSON alone on standard output
-    assert document["summary"].startswith("17 configs compared, 1 significant regression(s) beyond 5%")
+    assert document["summary"].startswith("17 configs compared, 1 significant regression(s) beyond 5 %")
     assert document["gate_fails"] is True and document["written"]["comparison"] == str(out)
     assert (document["warnings"], document["unlike"], document["lost"], document["env_differences"]) == ([],) * 4
     regressed = [row for row in document["configs"] if row["verdict"] == "REGRESSION"]
@@ -256,7 +256,7 @@ def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tm
     ), result.output
     assert any(line.startswith(f"MISSING in NEW: {ids[3]} ") for line in lines)
     assert (
-        "15 configs compared, 0 significant regression(s) beyond 5%, 1 newly failed, 1 missing in NEW" in result.output
+        "15 configs compared, 0 significant regression(s) beyond 5 %, 1 newly failed, 1 missing in NEW" in result.output
     )
     assert "Ok in BASE, not ok in NEW" in (tmp_path / "c.html").read_text()
     # --allow-missing lets a missing config pass, never a failed one

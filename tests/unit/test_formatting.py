@@ -7,15 +7,15 @@ from tfscale import formatting as f
 
 def test_digits_follow_the_ci():
     assert [f.decimals_for(x) for x in (0.041, 1.7, 230.0, 0.0)] == [3, 1, 0, 0]
-    assert f.with_ci(2.6153, 2.5741, 2.6571) == "2.615 (2.574-2.657)"
-    assert f.with_ci(87.34, 81.9, 91.2) == "87.3 (81.9-91.2)"
-    assert f.with_ci(1234.5, 1100, 1400) == "1,234 (1,100-1,400)"
-    assert f.with_ci(5.0, 5.0, 5.0) == "5 (5-5)"  # a point interval: no digits to support
+    assert f.with_ci(2.6153, 2.5741, 2.6571) == "2.615 (2.574 to 2.657)"
+    assert f.with_ci(87.34, 81.9, 91.2) == "87.3 (81.9 to 91.2)"
+    assert f.with_ci(1234.5, 1100, 1400) == "1,234 (1,100 to 1,400)"
+    assert f.with_ci(5.0, 5.0, 5.0) == "5 (5 to 5)"  # a point interval: no digits to support
 
 
 def test_units():
     assert f.ms(0.0026153) == "2.62 ms" and f.ms(12.345) == "12,345 ms"
-    assert f.ms(0.0026153, 0.0025741, 0.0026571) == "2.615 ms (2.574-2.657)"
+    assert f.ms(0.0026153, 0.0025741, 0.0026571) == "2.615 ms (2.574 to 2.657)"
     assert (f.rate(24470.3), f.rate(312.46), f.rate(4.567)) == ("24,470", "312", "4.57")
     assert (f.size(100), f.size(512 * 1024), f.size(703971328), f.size(1.25 * 2**30)) == (
         "100 B",
@@ -23,7 +23,7 @@ def test_units():
         "671.4 MiB",
         "1.25 GiB",
     )
-    assert f.percent(0.873) == "87 %" and f.percent(0.8734, 0.819, 0.912) == "87.3 % (81.9-91.2)"
+    assert f.percent(0.873) == "87 %" and f.percent(0.8734, 0.819, 0.912) == "87.3 % (81.9 to 91.2)"
     assert (f.change(-0.167), f.change(0.002)) == ("-16.7 %", "+0.2 %")
     assert (f.significant(0.000123), f.significant(1234.5)) == ("0.000123", "1,234")
 

@@ -52,9 +52,9 @@ LOST = [
 
 def test_shift_and_summary_text():
     frame = rows()
-    assert [shift_text(r) for _, r in frame.iterrows()] == ["+25.0% (+20.0, +30.0)", "-0.2%"]
+    assert [shift_text(r) for _, r in frame.iterrows()] == ["+25.0 % (+20.0 to +30.0)", "-0.2 %"]
     assert summary_line(frame, LOST, 0.05) == (
-        "2 configs compared, 1 significant regression(s) beyond 5%, 1 newly failed, 1 missing in NEW"
+        "2 configs compared, 1 significant regression(s) beyond 5 %, 1 newly failed, 1 missing in NEW"
     )
 
 
@@ -83,12 +83,12 @@ def test_junit_read_back():
     failure = cases[0].find("failure")
     assert failure.get("type") == "REGRESSION"
     assert failure.get("message") == (
-        "REGRESSION: throughput -20.0% (1,000 -> 800 examples/s), step time shift +25.0% (95 % CI +20.0, +30.0), "
-        "p <0.001, q <0.001, tested on process medians; beyond the 5% threshold"
+        "REGRESSION: throughput -20.0 % (1,000 -> 800 examples/s), step time shift +25.0 % (95 % CI +20.0 to +30.0), "
+        "p <0.001, q <0.001, tested on process medians; beyond the 5 % threshold"
     )
     assert cases[1].find("failure") is None
     assert cases[1].find("system-out").text == (
-        "same within noise: throughput +0.2% (500 -> 501 examples/s), step time shift -0.2%, p 0.600, q 0.600, "
+        "same within noise: throughput +0.2 % (500 -> 501 examples/s), step time shift -0.2 %, p 0.600, q 0.600, "
         "tested on windows of one process per side"
     )
     assert cases[2].find("failure").get("message") == "NEWLY FAILED: ccc333 mlp tiny ps 2x1: out of memory: OOM"
@@ -105,17 +105,19 @@ def test_markdown_table():
     text = markdown_table(rows(), LOST, 0.05)
     lines = text.splitlines()
     assert lines[0] == (
-        "**tfscale compare**: 2 configs compared, 1 significant regression(s) beyond 5%, 1 newly failed, "
+        "**tfscale compare**: 2 configs compared, 1 significant regression(s) beyond 5 %, 1 newly failed, "
         "1 missing in NEW."
     )
-    regression = "| **REGRESSION** | `aaa111` | mlp tiny | mirrored | 1x2 | -20.0% | +25.0% (+20.0, +30.0) | <0.001 |"
+    regression = (
+        "| **REGRESSION** | `aaa111` | mlp tiny | mirrored | 1x2 | -20.0 % | +25.0 % (+20.0 to +30.0) | <0.001 |"
+    )
     assert lines[2:5] == [
         "| verdict | config | model | mode | layout | throughput | step shift (95 % CI) | q |",
         "|---|---|---|---|---|---|---|---|",
         regression,
     ]
     assert "- NEWLY FAILED: ccc333 mlp tiny ps 2x1: out of memory: OOM" in lines
-    assert "| same within noise | `bbb222` | cnn \\| odd | one device | 1x1 | +0.2% | -0.2% | 0.600 |" in lines
+    assert "| same within noise | `bbb222` | cnn \\| odd | one device | 1x1 | +0.2 % | -0.2 % | 0.600 |" in lines
     assert lines.count(regression) == 2  # first among what fails the gate, then in the full table
     assert "<details><summary>All 2 compared configs</summary>" in lines
 
@@ -124,7 +126,7 @@ def test_markdown_when_nothing_changed():
     frame = rows().iloc[1:].reset_index(drop=True)
     text = markdown_table(frame, [], 0.05)
     assert text.splitlines()[:2] == [
-        "**tfscale compare**: 1 configs compared, 0 significant regression(s) beyond 5%, 0 newly failed, "
+        "**tfscale compare**: 1 configs compared, 0 significant regression(s) beyond 5 %, 0 newly failed, "
         "0 missing in NEW.",
         "",
     ]

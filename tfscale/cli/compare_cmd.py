@@ -103,6 +103,7 @@ def compare(
 def show(found, summary: str, path: Path, junit: str | None, markdown: str | None) -> None:
     """The comparison for a person: what makes the sides unlike, a row per config, lost configs, environment."""
     from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, p_text
+    from tfscale.formatting import change
     from tfscale.gate import shift_text
     from tfscale.textable import format_table
 
@@ -117,7 +118,7 @@ def show(found, summary: str, path: Path, junit: str | None, markdown: str | Non
                     "model": r["model"],
                     "mode": r["mode"],
                     "layout": r["layout"],
-                    "throughput": f"{r['throughput_change']:+.1%}",
+                    "throughput": change(r["throughput_change"]),
                     "step shift (95 % CI)": shift_text(r),
                     "p": p_text(r["p_value"]),
                     "q": p_text(r["q_value"]),

@@ -116,6 +116,6 @@ def show(frame, rows) -> None:
         click.echo(
             f"hold-out: {r[m.MODEL]} {r[m.STRATEGY]}{link} x{r[m.DEVICES]} predicted from {r[m.FITTED_ON]}: "
             f"{fmt.ms(r[m.PREDICTED_STEP_S])} vs measured {fmt.ms(r[m.MEASURED_STEP_S])} "
-            f"({r[m.PREDICTION_ERROR]:+.1%}{verdict})"
+            f"({fmt.change(r[m.PREDICTION_ERROR])}{verdict})"
         )
     click.echo(f"method: {METHOD}")
