@@ -1,7 +1,9 @@
 """Confidence intervals of the figures derived from step-time samples. Pure (numpy), deterministic.
 
-Method (stated in the report): a percentile bootstrap over the per-window samples of each config, resampled
-independently, BOOTSTRAP_RESAMPLES times with a fixed seed, so a figure and its CI are the same on every reading.
+Method (stated in the report): a percentile bootstrap over the per-window samples of each config, BOOTSTRAP_RESAMPLES
+times with a fixed seed, so a figure and its CI are the same on every reading. Windows of one process are serially
+dependent: each resample draws as many windows as they are worth independent ones (`effective_size`: their number
+over stats.serial_inflation; all of them for independent windows).
 A derived figure is a function of the medians of one or two sample sets (speedup and efficiency: the ratio of
 the baseline's median step to the config's; exposed communication: the difference of the fused and the
 compute-only medians); its CI is the 2.5th and 97.5th percentiles of that function over the resampled medians.
@@ -14,17 +16,21 @@ Order-statistic CIs (of one median, and what follows monotonically from it, like
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from tfscale.stats import serial_inflation
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
 CONFIDENCE = 0.95
 METHOD = (
     f"95 % CI: percentile bootstrap of the medians ({BOOTSTRAP_RESAMPLES} resamples of each config's timing "
-    "windows, fixed seed); it covers the spread within each measuring process, and between processes for configs "
+    "windows, each drawing as many as they are worth independent ones given their serial dependence, fixed "
+    "seed); it covers the spread within each measuring process, and between processes for configs "
     "run with repeats (processes resampled, then their windows)"
 )
 
@@ -59,8 +65,18 @@ def median_of(samples: Samples) -> float:
     return float(np.median([np.median(group) for group in groups_of(samples)]))
 
 
+def effective_size(values: Sequence[float]) -> int:
+    """How many independent windows `values` are worth: their number over their serial_inflation (in time order),
+    rounded, at least 2 (all of them where they are about independent)."""
+    return max(2, math.floor(len(values) / serial_inflation(list(values)) + 0.5)) if len(values) > 2 else len(values)
+
+
 def _resampled_group(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    picks = rng.integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, values.size))
+    # m-out-of-n: each resample draws effective_size windows, so the spread of its median is that of a median of
+    # that many independent windows. Simulated (bench_coverage), this covered 0.86-0.96 for AR(1) 0.3 and 0.6 and
+    # level shifts where resampling all n windows, alone or in circular blocks of the inflation's length, gave
+    # 0.74-0.94.
+    picks = rng.integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, effective_size(values)))
     return np.median(values[picks], axis=1)
 
 

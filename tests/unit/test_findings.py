@@ -110,7 +110,7 @@ def test_at_one_device_the_baseline_wins_a_tie_and_loses_a_measured_difference(f
     one = {r["workload"].split(",")[0]: r for r in rows if r["devices"] == "1"}
     assert (one["mlp/tiny"]["best layout"], one["mlp/tiny"]["efficiency"]) == (
         "one_device, 1 node × 1",
-        "100.0 % (92.9 to 107.6)",
+        "100.0 % (92.1 to 108.3)",
     )
     assert one["mlp/tiny"]["runner-up"] == "central_storage, 1 node × 1: tied within noise"
     assert one["cnn/tiny"]["best layout"] == "one_device, 1 node × 1"

@@ -42,17 +42,17 @@ def test_steady_needs_three_windows_within_five_percent():
 
 
 def test_ci_half_width_is_the_larger_side_relative_to_the_median():
-    # 10 samples: the 95 % CI of the median is [x_(2), x_(9)]
-    samples = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.5]
+    # 10 samples in no serial order (inflation 1): the 95 % CI of the median is [x_(2), x_(9)]
+    samples = [1.04, 1.01, 1.06, 1.0, 1.08, 1.03, 1.5, 1.02, 1.07, 1.05]
     # median 1.045; low 1.01 (-0.035), high 1.08 (+0.035)
     assert ci_half_width_rel(samples) == pytest.approx(0.035 / 1.045)
     assert ci_half_width_rel([1.0] * 5) is None  # no 95 % CI below 6 samples
     assert ci_half_width_rel([2.0] * 6) == 0.0
 
 
-def test_stop_when_the_target_is_met_after_ten_windows():
-    tight = [1.0, 1.001, 1.002, 0.999, 0.998, 1.0, 1.003, 0.997, 1.0, 1.001]
-    assert stop_reason(tight[:9], 0.1, 0.02, 10.0) is None  # fewer than 10 windows: go on
+def test_stop_when_the_target_is_met_after_twenty_windows():
+    tight = [1.0, 1.001, 1.002, 0.999, 0.998, 1.0, 1.003, 0.997, 1.0, 1.001] * 2
+    assert stop_reason(tight[:19], 0.1, 0.02, 10.0) is None  # fewer than 20 windows: go on
     assert stop_reason(tight, 0.1, 0.02, 10.0) == STOP_TARGET
 
 
@@ -68,9 +68,11 @@ def test_stop_at_the_budget_but_never_before_a_ci_exists():
 def test_precision_record():
     assert Precision.of([1.0] * 6, 0.02) == Precision(0.02, True, 0.0, 6)
     assert Precision.of([1.0] * 5, 0.02) == Precision(0.02, False, None, 5)
-    wide = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.5]
+    wide = [1.04, 1.01, 1.06, 1.0, 1.08, 1.03, 1.5, 1.02, 1.07, 1.05]
     assert Precision.of(wide, 0.02).ci_met is False
     assert Precision.of(wide, 0.04).ci_met is True
+    # the same windows in a trend: serially dependent, the CI widens to [x_(1), x_(10)] and misses the target
+    assert Precision.of(sorted(wide), 0.04).ci_met is False
 
 
 @pytest.mark.parametrize(

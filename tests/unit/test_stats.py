@@ -1,6 +1,8 @@
+import random
+
 import pytest
 
-from tfscale.stats import StepStats, median, median_ci_ranks, percentile
+from tfscale.stats import StepStats, median, median_ci_ranks, percentile, serial_inflation
 
 
 def test_percentile_linear_interpolation():
@@ -51,4 +53,32 @@ def test_median_ci_ranks_past_the_float_range(n, ranks):
     # ranks are where the normal approximation n/2 -+ 1.96 sqrt(n)/2 puts them
     assert median_ci_ranks(n) == ranks
     assert abs(ranks[0] - (n / 2 - 1.959964 * n**0.5 / 2)) < 1.5
-    assert StepStats.from_samples([float(i) for i in range(n)]).ci95_low == ranks[0] - 1
+    shuffled = [float(i) for i in range(n)]
+    random.Random(0).shuffle(shuffled)  # no serial dependence to widen for
+    stats = StepStats.from_samples(shuffled)
+    assert stats.inflation == 1.0 and stats.ci95_low == ranks[0] - 1
+
+
+def test_serial_inflation_exact_values():
+    # A trend: signs 1,1,1,0,0,0 (centred +-0.5); lag-1 autocorrelation 0.5, plus Kendall's (1 + 1.5) / 6:
+    # r = 0.9167, (1 + r) / (1 - r) = 23; Bartlett with L = 4 gives only 1.267, so the AR(1) figure is taken.
+    assert serial_inflation([1, 2, 3, 4, 5, 6]) == pytest.approx(23.0)
+    # Alternating: negative dependence never narrows the CI below the independent one.
+    assert serial_inflation([1, 3, 1, 3, 1, 3]) == 1.0
+    assert serial_inflation([1, 2]) == 1.0 and serial_inflation([5, 5, 5, 5]) == 1.0
+
+
+def test_inflation_widens_the_ranks_by_its_square_root():
+    # n 100: exact ranks 40 and 61, 10.5 from the middle 50.5; x4 variance: 21 from the middle -> 29.5 -> 30.
+    assert median_ci_ranks(100, inflation=4.0) == (30, 71)
+    assert median_ci_ranks(100, inflation=1.0) == median_ci_ranks(100) == (40, 61)
+    assert median_ci_ranks(6, inflation=100.0) == (1, 6) and median_ci_ranks(5, inflation=4.0) is None
+
+
+def test_step_stats_widen_for_windows_in_runs():
+    # The same 20 values, once interleaved and once sorted into a run of lows then highs (a level shift).
+    values = [float(i) for i in range(20)]
+    interleaved = StepStats.from_samples([values[i // 2 + (i % 2) * 10] for i in range(20)])
+    shifted = StepStats.from_samples(values)
+    assert (interleaved.ci95_low, interleaved.ci95_high, interleaved.inflation) == (5.0, 14.0, 1.0)
+    assert shifted.inflation > 10 and (shifted.ci95_low, shifted.ci95_high) == (0.0, 19.0)
