@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 
 from tfscale import formatting
-from tfscale.compare import LOST_MISSING, VERDICT_REGRESSION, Lost, p_text
+from tfscale.compare import LOST_MISSING, NO_VERDICT_NOTE, VERDICT_NONE, VERDICT_REGRESSION, Lost, p_text
 from tfscale.untrusted import is_name, markdown_text, visible, xml_text
 
 JUNIT_SUITE = "tfscale compare"
@@ -30,6 +30,20 @@ def shift_text(row, ci_label: str = "") -> str:
     return f"{text} {formatting.interval(f'{low * 100:+.1f}', f'{high * 100:+.1f}', ci_label)}"
 
 
+def change_text(row) -> str:
+    """The throughput change, with its 95 % CI where the config has a verdict: '-16.7 % (-20.1 to -13.0)'."""
+    text = formatting.change(row["throughput_change"])
+    low, high = row.get("throughput_change_ci95_low"), row.get("throughput_change_ci95_high")
+    if not (formatting.given(low) and formatting.given(high)):
+        return text
+    return f"{text} {formatting.interval(f'{low * 100:+.1f}', f'{high * 100:+.1f}')}"
+
+
+def without_verdict(rows: pd.DataFrame) -> int:
+    """How many compared configs have no verdict (too few processes per side)."""
+    return 0 if rows.empty else int((rows["verdict"] == VERDICT_NONE).sum())
+
+
 def lost_fails(config: Lost, allow_missing: bool) -> bool:
     """A config ok in BASE and not in NEW fails the gate, unless it is only missing and missing is allowed."""
     return config.status != LOST_MISSING or not allow_missing
@@ -43,23 +57,30 @@ def gate_fails(rows: pd.DataFrame, lost: list[Lost], allow_missing: bool) -> boo
 
 
 def summary_line(rows: pd.DataFrame, lost: list[Lost], threshold: float) -> str:
-    """'17 configs compared, 1 significant regression(s) beyond 5%, 0 newly failed, 0 missing in NEW'."""
+    """'17 configs compared, 1 significant regression(s) beyond 5 %, 0 newly failed, 0 missing in NEW', then
+    ', 3 without a verdict' where some have none."""
     regressions = int(rows["regression"].sum()) if not rows.empty else 0
     missing = sum(1 for c in lost if c.status == LOST_MISSING)
+    unjudged = without_verdict(rows)
     return (
         f"{len(rows)} configs compared, {regressions} significant regression(s) beyond {threshold * 100:g} %, "
         f"{len(lost) - missing} newly failed, {missing} missing in NEW"
+        + (f", {unjudged} without a verdict" if unjudged else "")
     )
 
 
 def _figures(row) -> str:
-    """One config's comparison in one line: verdict, throughput change, step shift with CI, p and q."""
+    """One config's comparison in one line: verdict, throughput change with its CI, step shift with CI, p and q,
+    and why there is no verdict where there is none."""
     shift = shift_text(row, ci_label="95 % CI ")
+    why = row.get("no_verdict")
+    low, high = row.get("throughput_change_ci95_low"), row.get("throughput_change_ci95_high")
+    ci = f"95 % CI {low * 100:+.1f} to {high * 100:+.1f}; " if formatting.given(low) and formatting.given(high) else ""
     return (
         f"{row['verdict']}: throughput {formatting.change(row['throughput_change'])} "
-        f"({formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "
+        f"({ci}{formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "
         f"step time shift {shift}, p {p_text(row['p_value'])}, q {p_text(row['q_value'])}, "
-        f"tested on {row['tested_on']}"
+        f"tested on {row['tested_on']}" + (f"; no verdict: {why}" if formatting.given(why) else "")
     )
 
 
@@ -90,6 +111,9 @@ def junit_xml(rows: pd.DataFrame, lost: list[Lost], threshold: float, base: str,
             failures += 1
             message = _line(f"{_figures(row)}; beyond the {threshold * 100:g} % threshold")
             ET.SubElement(case, "failure", message=message, type=VERDICT_REGRESSION).text = message
+        elif row["verdict"] == VERDICT_NONE:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=_line(_figures(row)))
         else:
             ET.SubElement(case, "system-out").text = _line(_figures(row))
     for config in lost:
@@ -129,7 +153,8 @@ def _code(config_id: str) -> str:
 def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float, warnings=()) -> str:
     """A pull-request comment: the summary line, what fails the gate first (regressions, newly failed, missing),
     then every compared config in a collapsed table."""
-    header = "| verdict | config | model | mode | layout | throughput | step shift (95 % CI) | q |\n" + "|---" * 8 + "|"
+    header = "| verdict | config | model | mode | layout | throughput (95 % CI) | step shift (95 % CI) | q |\n"
+    header += "|---" * 8 + "|"
 
     def line(row) -> str:
         verdict = _cell(row["verdict"])
@@ -139,7 +164,7 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float, warni
             _cell(row["model"]),
             _cell(row["mode"]),
             _cell(row["layout"]),
-            formatting.change(row["throughput_change"]),  # tfscale's own figures: no record text in them
+            change_text(row),  # tfscale's own figures: no record text in them
             shift_text(row),
             p_text(row["q_value"]),
         )
@@ -157,8 +182,10 @@ def markdown_table(rows: pd.DataFrame, lost: list[Lost], threshold: float, warni
         out += [f"<details><summary>All {len(rows)} compared configs</summary>", "", header]
         out += [line(r) for _, r in rows.iterrows()]
         out += ["", "</details>", ""]
+    if without_verdict(rows):
+        out += [f"- {without_verdict(rows)} config(s) {NO_VERDICT_NOTE}.", ""]
     out.append(
-        "Significance: Mann-Whitney U test on the step-time samples, Benjamini-Hochberg q < 0.05; "
-        "shift: Hodges-Lehmann estimate with its 95 % CI."
+        "Verdict: the 95 % CI of the throughput change from the process medians (Hodges-Lehmann), a regression "
+        "where it lies wholly beyond the threshold; q: Mann-Whitney U, Benjamini-Hochberg, for reading."
     )
     return "\n".join(out) + "\n"

@@ -160,8 +160,18 @@ def _slowed_copy(tmp_path):
     return base, new, slowed
 
 
-def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
+def _slowed_in_processes(tmp_path, in_processes):
+    """BASE and NEW, the quickstart run in five processes per config, mlp mirrored x2 20 % slower in NEW."""
     base, new, slowed = _slowed_copy(tmp_path)
+    shutil.rmtree(new)
+    shutil.copytree(DATA / "quickstart-run", new)
+    in_processes(base)
+    in_processes(new, slow=slowed["config_id"])
+    return base, new, slowed
+
+
+def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path, in_processes):
+    base, new, slowed = _slowed_in_processes(tmp_path, in_processes)
     out = tmp_path / "cmp.html"
     junit, markdown = tmp_path / "ci" / "junit.xml", tmp_path / "ci" / "compare.md"
     result = runner.invoke(
@@ -185,16 +195,16 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     assert (suite.get("tests"), suite.get("failures")) == ("17", "1")
     failed = [case for case in suite.iter("testcase") if case.find("failure") is not None]
     assert failed[0].get("name").startswith(slowed["config_id"])
-    assert "REGRESSION: throughput -16.7 %" in failed[0].find("failure").get("message")
-    assert "shift +19.7 % (95 % CI +17.3 to +22.1)" in failed[0].find("failure").get("message")
+    assert failed[0].find("failure").get("message") == (
+        "REGRESSION: throughput -16.7 % (95 % CI -19.1 to -14.1; 12,245 -> 10,204 examples/s), step time shift "
+        "+20.0 % (95 % CI +16.8 to +23.2), p 0.012, q 0.207, tested on process medians; beyond the 5 % threshold"
+    )
     table = markdown.read_text().splitlines()
     assert table[0].startswith("**tfscale compare**: 17 configs compared, 1 significant regression(s) beyond 5 %")
     assert table[4].startswith(f"| **REGRESSION** | `{slowed['config_id']}` |")
     verdicts = [line for line in result.output.splitlines() if "REGRESSION" in line]
     assert len(verdicts) == 1 and verdicts[0].startswith(slowed["config_id"]) and "-16.7 %" in verdicts[0]
-    assert "+19.7 % (+17.3 to +22.1)" in verdicts[0]  # Hodges-Lehmann: median of the pairwise differences
-    # the six 1-device configs ran in two processes each: tested on their process medians, the rest on windows
-    assert "note: 11 config(s) tested on the windows of one process per side" in result.output
+    assert "-16.7 % (-19.1 to -14.1)  +20.0 % (+16.8 to +23.2)" in verdicts[0]  # throughput CI, then the shift
     assert "1 significant regression(s) beyond 5 %" in result.output
     text = out.read_text()
     assert "Mann-Whitney U" in text and text.count('class="plotly-graph-div"') == 1
@@ -208,8 +218,24 @@ def test_compare_fails_on_a_planted_20_percent_slowdown(runner, tmp_path):
     assert all(re.search(r" (<0\.001|[01]\.\d{3}) +(<0\.001|[01]\.\d{3}) ", line) for line in rows), rows
 
 
-def test_compare_as_json_for_scripts(runner, tmp_path):
-    base, new, slowed = _slowed_copy(tmp_path)
+def test_compare_without_enough_processes_gives_no_verdict_and_refuses_to_gate(runner, tmp_path):
+    base, new, slowed = _slowed_copy(tmp_path)  # one process per config (two for the 1-device ones)
+    out = tmp_path / "cmp.html"
+    result = runner.invoke(cli, ["compare", str(base), str(new), "-o", str(out), "--fail-on-regression"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == (
+        "tfscale: error: --fail-on-regression: 17 of 17 compared configs have no verdict (fewer than 5 processes "
+        "per side): run both with repeats: 5 or more"
+    )
+    summary = "17 configs compared, 0 significant regression(s) beyond 5 %, 0 newly failed, 0 missing in NEW, 17 "
+    assert summary + "without a verdict" in result.output
+    assert "note: 17 config(s) without a verdict: a verdict needs 5 or more fresh processes per side" in result.output
+    slowed_line = next(line for line in result.output.splitlines() if line.startswith(slowed["config_id"]))
+    assert slowed_line.rstrip().endswith("no verdict") and "-16.7 %" in slowed_line
+
+
+def test_compare_as_json_for_scripts(runner, tmp_path, in_processes):
+    base, new, slowed = _slowed_in_processes(tmp_path, in_processes)
     out = tmp_path / "cmp.html"
     args = ["compare", str(base), str(new), "-o", str(out), "--json"]
     result = runner.invoke(cli, [*args, "--fail-on-regression"])
@@ -237,7 +263,7 @@ def _without(run, drop, fail=None):
     (run / "records.jsonl").write_text("\n".join(json.dumps(r) for r in kept) + "\n")
 
 
-def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tmp_path):
+def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tmp_path, in_processes):
     base, new = tmp_path / "quickstart" / "base", tmp_path / "quickstart" / "new"
     shutil.copytree(DATA / "quickstart-run", base)
     shutil.copytree(DATA / "quickstart-run", new)
@@ -245,6 +271,8 @@ def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tm
         dict.fromkeys(r["config_id"] for r in map(json.loads, (base / "records.jsonl").read_text().split("\n")[:-1]))
     )
     gate = ["-o", str(tmp_path / "c.html"), "--fail-on-regression"]
+    in_processes(base)
+    in_processes(new)
     _without(new, drop=ids[3], fail=ids[5])
     result = runner.invoke(cli, ["compare", str(base), str(new), *gate])
     assert result.exit_code == 1, result.output
@@ -263,6 +291,7 @@ def test_compare_gate_fails_on_a_newly_failed_and_on_a_missing_config(runner, tm
     assert runner.invoke(cli, ["compare", str(base), str(new), *gate, "--allow-missing"]).exit_code == 1
     shutil.rmtree(new)
     shutil.copytree(DATA / "quickstart-run", new)
+    in_processes(new)
     _without(new, drop=ids[3])
     assert runner.invoke(cli, ["compare", str(base), str(new), *gate]).exit_code == 1
     assert runner.invoke(cli, ["compare", str(base), str(new), *gate, "--allow-missing"]).exit_code == 0

@@ -22,8 +22,10 @@ def run_with(root: Path, name: str, steps, cores: int = 2) -> Path:
     return run
 
 
-def test_settings_that_differ_are_named_first_and_stop_the_gate(runner, tmp_path):
+def test_settings_that_differ_are_named_first_and_stop_the_gate(runner, tmp_path, in_processes):
     base, new = run_with(tmp_path, "base", 30), run_with(tmp_path, "new", "auto")
+    in_processes(base)
+    in_processes(new)
     out = ["-o", str(tmp_path / "c.html"), "--markdown", str(tmp_path / "c.md")]
     result = runner.invoke(cli, ["compare", str(base), str(new), *out])
     assert result.exit_code == 0, result.output
@@ -41,8 +43,10 @@ def test_settings_that_differ_are_named_first_and_stop_the_gate(runner, tmp_path
     assert allowed.exit_code == 0, allowed.output
 
 
-def test_other_hardware_stops_the_gate_a_timeout_does_not(runner, tmp_path):
+def test_other_hardware_stops_the_gate_a_timeout_does_not(runner, tmp_path, in_processes):
     base, new = run_with(tmp_path, "base", 30), run_with(tmp_path, "new", 30, cores=4)
+    in_processes(base)
+    in_processes(new)
     gate = runner.invoke(cli, ["compare", str(base), str(new), "-o", str(tmp_path / "c.html"), "--fail-on-regression"])
     assert gate.exit_code == 2 and "machine differs: cpu_logical_cores: 2 -> 4" in gate.output
     assert "(cpu_logical_cores: 2 -> 4)" in gate.output

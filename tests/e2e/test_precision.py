@@ -10,7 +10,14 @@ from click.testing import CliRunner
 
 from tfscale.cli import cli
 from tfscale.contract import TEST_SLEEP_ENV
-from tfscale.precision import MIN_SAMPLES, STOP_BUDGET, STOP_TARGET, WARMUP_BUDGET, WARMUP_STEADY, ci_half_width_rel
+from tfscale.precision import (
+    STOP_BUDGET,
+    STOP_MIN_SAMPLES,
+    STOP_TARGET,
+    WARMUP_BUDGET,
+    WARMUP_STEADY,
+    ci_half_width_rel,
+)
 from tfscale.store import load_results
 
 pytestmark = pytest.mark.e2e
@@ -34,11 +41,12 @@ include:
 # +38.5 % slower than in the base run a minute before. So the gate's threshold here is 50 % (above that drift, as
 # docs/commands.md advises), the planted slowdown triples the step, and the check that the plant, not the machine,
 # was flagged is made against the twin run beside it: the planted config's slowdown relative to its twin's must be
-# about the planted factor, whatever the whole run drifted.
+# about the planted factor, whatever the whole run drifted. Five processes per config: compare gives a verdict
+# only from five or more per side.
 AA_SUITE = """
 name: aa
 device: cpu
-defaults: {model_size: tiny, batch_size: 32, max_measure_s: 2.0, max_warmup_s: 1.0, timeout_s: 120}
+defaults: {model_size: tiny, batch_size: 32, repeats: 5, max_measure_s: 0.5, max_warmup_s: 0.5, timeout_s: 120}
 matrix:
   model: [transformer]
   strategy: [one_device, mirrored]
@@ -64,7 +72,7 @@ def test_auto_measuring_in_one_process_and_in_clusters(tmp_path):
         samples = r["step_times_s"]
         assert r["samples"] == len(samples) and r["timed_steps"] == len(samples) * r["window_steps"]
         assert r["measure_stop"] in (STOP_TARGET, STOP_BUDGET), r["measure_stop"]
-        assert len(samples) >= (MIN_SAMPLES if r["measure_stop"] == STOP_TARGET else 6)
+        assert len(samples) >= (STOP_MIN_SAMPLES if r["measure_stop"] == STOP_TARGET else 6)
         assert r["warmup_stop"] in (WARMUP_STEADY, WARMUP_BUDGET) and r["warmup_steps"] > 1
         assert r["ci_target"] == 0.02 and r["ci_half_width_rel"] == pytest.approx(ci_half_width_rel(samples))
         assert r["ci_met"] == (r["ci_half_width_rel"] <= 0.02)
@@ -84,9 +92,9 @@ def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkey
     gate = ["-o", str(report), "--threshold", THRESHOLD, "--fail-on-regression"]
     aa = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "again"), *gate])
     assert aa.exit_code == 0, aa.output + json.dumps([r["step_time_median_s"] for r in base + again])
-    assert "note: 2 config(s) tested on the windows of one process per side" in aa.output
-    # a planted slowdown of one twin, slept before each of its steps
-    planted, twin = base
+    assert "2 configs compared, 0 significant regression(s)" in aa.output and "without a verdict" not in aa.output
+    # a planted slowdown of one twin, slept before each of its steps (records: the combined five processes)
+    planted, twin = load_results(runs / "base").to_dict("records")
     monkeypatch.setenv(TEST_SLEEP_ENV, f"{planted['config_id']}={planted['step_time_median_s'] * PLANTED}")
     run(tmp_path, "aa", AA_SUITE, "slow")
     result = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "slow"), *gate])
@@ -94,7 +102,7 @@ def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkey
     flagged = [line.split()[0] for line in result.output.splitlines() if "REGRESSION" in line]
     assert planted["config_id"] in flagged, result.output
     slow = {r["config_id"]: r["step_time_median_s"] for r in load_results(runs / "slow").to_dict("records")}
-    before = {r["config_id"]: r["step_time_median_s"] for r in base}
+    before = {r["config_id"]: r["step_time_median_s"] for r in (planted, twin)}
     relative = (slow[planted["config_id"]] / before[planted["config_id"]]) / (
         slow[twin["config_id"]] / before[twin["config_id"]]
     )

@@ -2,7 +2,19 @@ import pandas as pd
 import pytest
 
 from tfscale import metrics as m
-from tfscale.compare import ON_PROCESSES, ON_WINDOWS, _ranks, compare, compared_values, env_differences, mann_whitney
+from tfscale.compare import (
+    ON_PROCESSES,
+    ON_WINDOWS,
+    VERDICT_NONE,
+    VERDICT_REGRESSION,
+    VERDICT_SAME,
+    VERDICT_SLOWER,
+    _ranks,
+    compare,
+    compared_values,
+    env_differences,
+    mann_whitney,
+)
 
 
 def test_ranks_average_ties():
@@ -52,18 +64,55 @@ def record(cid, strategy, devices, samples, **extra):
     }
 
 
-def test_a_planted_20_percent_slowdown_is_a_significant_regression():
-    fast = [0.010 + 0.0001 * i for i in range(10)]
-    base = pd.DataFrame([record("a", "one_device", 1, fast), record("b", "mirrored", 2, fast)])
-    new = pd.DataFrame([record("a", "one_device", 1, fast), record("b2", "mirrored", 2, [t * 1.2 for t in fast])])
+FACTORS = (0.98, 0.99, 1.0, 1.01, 1.02)  # five processes, 2 % apart
+
+
+def in_processes(cid, strategy, devices, step, factors=FACTORS):
+    """A combined record of len(factors) processes whose medians are step x each factor (10 windows each)."""
+    medians = [step * f for f in factors]
+    windows = [m_ * (1 + 0.001 * (i - 5)) for m_ in medians for i in range(10)]
+    return record(cid, strategy, devices, windows, repeat_medians_s=medians, step_time_median_s=step)
+
+
+def test_a_planted_20_percent_slowdown_in_five_processes_is_a_regression():
+    base = pd.DataFrame([in_processes("a", "one_device", 1, 0.010), in_processes("b", "mirrored", 2, 0.010)])
+    new = pd.DataFrame([in_processes("a", "one_device", 1, 0.010), in_processes("b2", "mirrored", 2, 0.012)])
     rows = compare(base, new).set_index("config_id")
     assert rows.loc["a", "matched_by"] == "config_id" and rows.loc["b2", "matched_by"] == "axes"
-    assert rows.loc["a", "throughput_change"] == pytest.approx(0.0)
-    assert not rows.loc["a", "significant"] and not rows.loc["a", "regression"]
+    # the same processes: CI of the throughput change 0.99 / 1.02 - 1 to 1.02 / 0.99 - 1 (C = 3 of 25 ratios)
+    assert (rows.loc["a", "throughput_change_ci95_low"], rows.loc["a", "throughput_change_ci95_high"]) == (
+        pytest.approx(0.99 / 1.02 - 1),
+        pytest.approx(1.02 / 0.99 - 1),
+    )
+    assert rows.loc["a", "verdict"] == VERDICT_SAME and not rows.loc["a", "regression"]
     assert rows.loc["b2", "throughput_change"] == pytest.approx(1 / 1.2 - 1)
-    assert rows.loc["b2", "step_time_ratio"] == pytest.approx(1.2)
-    assert rows.loc["b2", "significant"] and rows.loc["b2", "regression"]
-    assert rows.loc["b2", "efficiency_change"] == pytest.approx(1 / 1.2 - 1)
+    assert (rows.loc["b2", "throughput_change_ci95_low"], rows.loc["b2", "throughput_change_ci95_high"]) == (
+        pytest.approx(0.99 / 1.02 / 1.2 - 1),  # -19.1 %
+        pytest.approx(1.02 / 0.99 / 1.2 - 1),  # -14.1 %: wholly beyond -5 %
+    )
+    assert rows.loc["b2", "verdict"] == VERDICT_REGRESSION and rows.loc["b2", "significant"]
+    # the Mann-Whitney q of 5 against 5 process medians is 0.012 x 2 configs: no use for a verdict, kept for reading
+    assert rows.loc["b2", "p_value"] == pytest.approx(0.0122, abs=1e-4)
+
+
+def test_a_slowdown_inside_the_threshold_is_slower_and_one_of_windows_has_no_verdict():
+    base = pd.DataFrame([in_processes("a", "one_device", 1, 0.010)])
+    rows = compare(base, pd.DataFrame([in_processes("a", "one_device", 1, 0.0106)]))
+    assert list(rows["verdict"]) == [VERDICT_SLOWER]  # CI -8.6 to -3.0 %: below 0, not wholly beyond -5 %
+    fast = [0.010 + 0.0001 * i for i in range(10)]
+    windows = compare(
+        pd.DataFrame([record("a", "one_device", 1, fast)]),
+        pd.DataFrame([record("a", "one_device", 1, [t * 1.2 for t in fast])]),
+    )
+    assert list(windows["verdict"]) == [VERDICT_NONE] and not windows["regression"].any()
+    assert windows["no_verdict"][0] == (
+        "1 and 1 process(es): a verdict needs 5 or more on each side (repeats: 5 in both runs)"
+    )
+    three = compare(
+        pd.DataFrame([in_processes("a", "one_device", 1, 0.010, FACTORS[:3])]),
+        pd.DataFrame([in_processes("a", "one_device", 1, 0.020, FACTORS[:3])]),
+    )
+    assert list(three["verdict"]) == [VERDICT_NONE]  # twice as slow, but 3 against 3 processes decide nothing
 
 
 def test_env_differences():
@@ -91,7 +140,7 @@ def test_benjamini_hochberg_q_values_exactly():
     assert benjamini_hochberg([]) == []
 
 
-def test_identical_samples_have_q_one_and_no_verdict():
+def test_identical_samples_have_q_one_and_no_significance():
     fast = [0.010 + 0.0001 * i for i in range(10)]
     rows = compare(
         pd.DataFrame([record("a", "one_device", 1, fast)]), pd.DataFrame([record("a", "one_device", 1, fast)])

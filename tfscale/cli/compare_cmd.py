@@ -51,8 +51,9 @@ def compare(
     """Compare BASE and NEW (run folders, suite folders: each config's latest run, or records files; configs matched
     by config_id, else by axes), naming first what makes them unlike: other settings, other hardware."""
     # Late imports: pandas and plotly load only for this command.
+    from tfscale.compare import GATE_MIN_PROCESSES
     from tfscale.compare_runs import compare_paths
-    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line
+    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line, without_verdict
     from tfscale.htmlreport.comparison import render_comparison
     from tfscale.jsonout import dumps
     from tfscale.store import ENV_FILE, check_output, find_records_files, write_atomic
@@ -98,13 +99,17 @@ def compare(
         )
     if fail_on_regression and gate_fails(rows, lost, allow_missing):
         raise click.exceptions.Exit(1)
+    if fail_on_regression and without_verdict(rows):
+        raise TfscaleError(
+            f"--fail-on-regression: {without_verdict(rows)} of {len(rows)} compared configs have no verdict (fewer "
+            f"than {GATE_MIN_PROCESSES} processes per side): run both with repeats: {GATE_MIN_PROCESSES} or more"
+        )
 
 
 def show(found, summary: str, path: Path, junit: str | None, markdown: str | None) -> None:
     """The comparison for a person: what makes the sides unlike, a row per config, lost configs, environment."""
-    from tfscale.compare import DRIFT_NOTE, ON_WINDOWS, TESTED_ON, p_text
-    from tfscale.formatting import change
-    from tfscale.gate import shift_text
+    from tfscale.compare import NO_VERDICT_NOTE, p_text
+    from tfscale.gate import change_text, shift_text, without_verdict
     from tfscale.textable import format_table
 
     rows = found.rows
@@ -118,7 +123,7 @@ def show(found, summary: str, path: Path, junit: str | None, markdown: str | Non
                     "model": r["model"],
                     "mode": r["mode"],
                     "layout": r["layout"],
-                    "throughput": change(r["throughput_change"]),
+                    "throughput (95 % CI)": change_text(r),
                     "step shift (95 % CI)": shift_text(r),
                     "p": p_text(r["p_value"]),
                     "q": p_text(r["q_value"]),
@@ -132,8 +137,7 @@ def show(found, summary: str, path: Path, junit: str | None, markdown: str | Non
         click.echo(config.line())
     for key, a, b in found.env:
         click.echo(f"env differs: {key}: {a} -> {b}")
-    on_windows = int((rows[TESTED_ON] == ON_WINDOWS).sum()) if not rows.empty else 0
-    if on_windows:
-        click.echo(f"note: {on_windows} config(s) {DRIFT_NOTE}")
+    if without_verdict(rows):
+        click.echo(f"note: {without_verdict(rows)} config(s) {NO_VERDICT_NOTE}")
     written = "".join(f", {what}: {target}" for what, target in (("JUnit", junit), ("Markdown", markdown)) if target)
     click.echo(f"{summary}; comparison: {path}{written}")

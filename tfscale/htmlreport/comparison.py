@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.compare import ALPHA, DRIFT_NOTE, TESTED_ON, Lost
+from tfscale.compare import GATE_MIN_PROCESSES, NO_VERDICT_NOTE, TESTED_ON, Lost
 from tfscale.htmlreport import figure_html, plotly_scripts, records_table
 
 COLUMNS = (
@@ -20,6 +20,8 @@ COLUMNS = (
     "base_throughput",
     "new_throughput",
     "throughput_change",
+    "throughput_change_ci95_low",
+    "throughput_change_ci95_high",
     "base_efficiency",
     "new_efficiency",
     "efficiency_change",
@@ -33,6 +35,7 @@ COLUMNS = (
     "q_value",
     "significant",
     "verdict",
+    "no_verdict",
 )
 
 
@@ -103,13 +106,13 @@ font-size: .82em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.d
 <p>BASE: {html.escape(base)}<br>NEW: {html.escape(new)}</p>
 {_warnings(warnings)}
 <p>{len(rows)} configs matched (by config_id, else by axes); {regressions} significant regression(s) beyond
-{threshold:.0%}. Significance: two-sided Mann-Whitney U test on the step-time samples, normal approximation with
-tie and continuity corrections; the p-values of all compared configs adjusted for the false-discovery rate
-(Benjamini-Hochberg), significant when q &lt; {ALPHA}. Size: the Hodges-Lehmann step-time shift NEW - BASE (median
-of all pairwise differences) relative to BASE's median step, with its distribution-free 95 % CI (shift_ci95_*).
-The samples (tested_on): each process's median where both runs measured the config in several fresh processes
-(repeats), so the test sees the spread between processes; else each run's timing windows of its one process, which
-do not see it: {html.escape(DRIFT_NOTE)}.</p>
+{threshold:.0%}. Verdict: the 95 % CI of the throughput change (throughput_change_ci95_*) from each side's
+process medians, where both sides ran the config in {GATE_MIN_PROCESSES} or more fresh processes (Hodges-Lehmann
+shift of the log medians with its Mann-Whitney order-statistic CI): a regression where the CI lies wholly beyond the
+threshold, slower or faster where it lies wholly on one side of 0, else the same within noise. Configs
+{html.escape(NO_VERDICT_NOTE)}. For reading: a two-sided Mann-Whitney U test on what was measured (tested_on:
+process medians, else each side's windows of its one process), q-values by Benjamini-Hochberg, and the
+Hodges-Lehmann step-time shift NEW - BASE relative to BASE's median step with its 95 % CI (shift_ci95_*).</p>
 {plot}
 <h2>Per config</h2>{table}
 <h2>Ok in BASE, not ok in NEW</h2>{lost_section(lost or [])}
