@@ -20,6 +20,7 @@ from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC, TASK_TEACHER
+from tfscale.comm import exposed_not_measured
 from tfscale.repeats import process_medians, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats import median
 from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
@@ -452,6 +453,8 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in frame.iterrows():
         estimates = {name: _number(r.get(column)) for name, column in COMM_ESTIMATES}
+        if exposed_not_measured(str(r.get(m.STRATEGY))):
+            estimates["exposed"] = None
         measured = estimates["split"] is not None
         shown, note = exposed_comm(r) if measured else (None, None)
         step = _number(r.get(m.STEP_TIME_MEDIAN_S))
@@ -481,8 +484,9 @@ def comm_crosscheck(frame: pd.DataFrame) -> pd.DataFrame:
 
 BREAKDOWN_METHOD = (
     "gap = measured median step - ideal step (strong: T1/N, weak: T1, with T1 the baseline's median step); "
-    "exposed communication = comm_time_exposed_s (fused - compute-only step), 0 where its 95 % CI reaches 0 or "
-    "below (within noise: a negative value is not a communication time); straggler wait = slowest rank's "
+    "exposed communication = comm_time_exposed_s (fused - compute-only step), 0 where its 95 % CI reaches 0 "
+    "(within noise), empty where it was not measured or its CI lies wholly below 0 (the method does not apply: a "
+    "communication time cannot be negative), and then it stays in the rest; straggler wait = slowest rank's "
     "median step - median of the ranks' medians (multi-worker only, else 0); input wait = the config's "
     "input_wait_time_s minus the ideal step's share of the baseline's (strong: 1/N of it, weak: all of it), each "
     "0 within noise, the difference at least 0 (synthetic data held in memory: 0, never waited on); "
@@ -496,17 +500,20 @@ BREAKDOWN_METHOD = (
 
 
 def exposed_comm(row: pd.Series) -> tuple[float, str | None]:
-    """The exposed communication a breakdown can draw (s), and why it is 0 when it is: a figure whose 95 % CI
-    reaches 0 or below is within noise (a communication time cannot be negative)."""
-    exposed = _number(row.get(m.COMM_TIME_EXPOSED_S))
+    """The exposed communication a breakdown can draw (s), and why it is 0 or empty (NaN) when it is: a figure
+    whose 95 % CI reaches 0 is within noise (0); one not measured, or whose CI lies wholly below 0 (the method does
+    not apply: a communication time cannot be negative), is empty with the reason, never 0."""
+    inapplicable = exposed_not_measured(str(row.get(m.STRATEGY)))  # records from before 0.4 still hold a figure
+    exposed = None if inapplicable else _number(row.get(m.COMM_TIME_EXPOSED_S))
     if exposed is None:
-        return 0.0, None
+        why = inapplicable or comm_not_measured(row)
+        return math.nan, why if why.startswith("not measured") else f"not measured: {why}"
     low, high = _number(row.get(m.COMM_TIME_EXPOSED_CI95_LOW_S)), _number(row.get(m.COMM_TIME_EXPOSED_CI95_HIGH_S))
     if low is None:  # no CI (fewer than two samples): only a negative value is dropped
-        return (exposed, None) if exposed >= 0 else (0.0, f"within noise ({exposed * 1e3:.3f} ms, no CI)")
+        return (exposed, None) if exposed >= 0 else (math.nan, f"not measurable ({exposed * 1e3:.3f} ms, no CI)")
     interval = fmt.interval(f"{low * 1e3:.3f}", f"{high * 1e3:.3f} ms", "95 % CI ")
     if high is not None and high < 0:  # not noise: the compute-only step is slower than the fused one
-        return 0.0, f"not measurable: the compute-only step ran slower than the full step {interval}"
+        return math.nan, f"not measurable: the compute-only step ran slower than the full step {interval}"
     if low <= 0:
         return 0.0, f"within noise {interval}"
     return exposed, None
@@ -548,9 +555,9 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         waited = max(0.0, input_wait(r) - per * input_wait(base))  # the baseline's wait is in the ideal
         terms = {m.COMM_EXPOSED_S: comm, m.STRAGGLER_WAIT_S: straggler, m.INPUT_WAIT_S: waited}
         compute = _number(r.get(m.COMPUTE_TIME_S))
-        left = gap - sum(terms.values())
+        left = gap - _known_sum(terms.values())
         terms[m.COMPUTE_GROWTH_S] = 0.0 if compute is None else max(0.0, min(compute - ideal, left))
-        terms[m.REST_S] = gap - sum(terms.values())
+        terms[m.REST_S] = gap - _known_sum(terms.values())  # holds the communication where it was not measured
         base_samples = samples_of(base)
         gap_ci = of_medians([samples_of(r), base_samples], lambda t, b, per=per: t - b * per)
         rows.append(
@@ -572,6 +579,11 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _known_sum(values) -> float:
+    """The sum of the terms that were measured (an unmeasured one is NaN: it stays in the rest)."""
+    return sum(v for v in values if not math.isnan(v))
 
 
 def _low(interval: Interval | None) -> float:

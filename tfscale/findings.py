@@ -38,6 +38,8 @@ CAUSES = {
     m.COMPUTE_GROWTH_S: "compute growth (the compute-only step beyond the ideal: e.g. replicas sharing cores)",
     m.REST_S: "the rest (not communication, stragglers, input or measured compute growth)",
 }
+# The rest where the exposed communication was not measured: it may be most of it.
+REST_WITH_COMMUNICATION = "the rest (overheads, and the communication, which was not measured here)"
 
 
 def workload_label(row: pd.Series) -> str:
@@ -145,7 +147,8 @@ def losses(frame: pd.DataFrame, best: pd.DataFrame) -> list[Loss]:
         term = terms.get(measurement_key(top))
         if top[m.DEVICES] < 2 or term is None or not fmt.given(top[m.SCALING_EFFICIENCY]):
             continue
-        cause = max(CAUSES, key=lambda name: float(term[name]))
+        cause = max((name for name in CAUSES if fmt.given(term[name])), key=lambda name: float(term[name]))
+        said = REST_WITH_COMMUNICATION if cause == m.REST_S and not fmt.given(term[m.COMM_EXPOSED_S]) else CAUSES[cause]
         found.append(
             Loss(
                 str(workload),
@@ -153,7 +156,7 @@ def losses(frame: pd.DataFrame, best: pd.DataFrame) -> list[Loss]:
                 str(top["best"]),
                 float(top[m.SCALING_EFFICIENCY]),
                 float(term[m.GAP_S]),
-                CAUSES[cause],
+                said,
                 float(term[cause]),
             )
         )

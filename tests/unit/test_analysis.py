@@ -328,10 +328,22 @@ def test_a_compute_only_step_clearly_slower_than_the_full_one_is_not_called_nois
             "comm_time_exposed_ci95_high_s": -0.0004,
         }
     )
-    assert exposed_comm(row) == (
-        0.0,
-        "not measurable: the compute-only step ran slower than the full step (95 % CI -0.950 to -0.400 ms)",
-    )
+    shown, note = exposed_comm(row)
+    assert math.isnan(shown)  # empty, never 0: the method does not apply
+    assert note == "not measurable: the compute-only step ran slower than the full step (95 % CI -0.950 to -0.400 ms)"
+
+
+def test_exposed_communication_of_central_storage_is_not_measured_even_in_old_records():
+    from tfscale.comm import EXPOSED_COLUMNS, applicable
+
+    row = pd.Series({"strategy": "central_storage", "comm_time_exposed_s": -0.0009, "status": "ok", "replicas": 4})
+    shown, note = exposed_comm(row)
+    assert math.isnan(shown) and note.startswith("not measured: under central_storage the variables live on one")
+    columns = {"comm_time_exposed_s": -0.0009, "compute_time_s": 0.03, "comm_method": "fused - compute-only"}
+    emptied = applicable(columns, "central_storage")
+    assert all(emptied[c] is None for c in EXPOSED_COLUMNS) and emptied["compute_time_s"] == 0.03
+    assert emptied["comm_method"].startswith("fused - compute-only; exposed communication not measured: under")
+    assert applicable(columns, "mirrored") == columns
 
 
 def test_a_one_device_efficiency_surely_above_one_is_called_out():

@@ -119,3 +119,13 @@ def test_at_one_device_the_baseline_wins_a_tie_and_loses_a_measured_difference(f
         "mirrored, 1 node × 1",
         "one_device, 1 node × 1: -9.9 % throughput",
     )
+
+
+def test_the_rest_holds_the_communication_where_it_was_not_measured(frame):
+    # mlp's best at 4 devices is central_storage, whose exposed communication is not measured: without the
+    # compute-only step the rest is the largest part, and it is not called "not communication"
+    no_compute = frame.assign(compute_time_s=float("nan"))
+    found = {loss.workload: loss for loss in findings.losses(no_compute, findings.best_rows(no_compute))}
+    mlp = found["mlp/tiny, batch 16 weak"]
+    assert mlp.best.startswith("central_storage") and mlp.cause == findings.REST_WITH_COMMUNICATION
+    assert mlp.cause_s == pytest.approx(mlp.gap_s)  # nothing else measured: the whole gap

@@ -2,6 +2,8 @@
 pipeline is labelled; the input section's comparison and hints (tfscale.analysis); the merge of a cluster's input
 figures; the loss breakdown's input term."""
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -142,7 +144,9 @@ def test_the_breakdown_counts_the_wait_beyond_the_baseline_s_share():
     [breakdown] = loss_breakdown(frame).to_dict("records")
     assert breakdown[m.GAP_S] == pytest.approx(0.010)  # weak: ideal = T1
     assert breakdown[m.INPUT_WAIT_S] == pytest.approx(0.003)  # 4 ms - the baseline's 1 ms
-    terms = (m.COMM_EXPOSED_S, m.STRAGGLER_WAIT_S, m.INPUT_WAIT_S, m.REST_S)
+    # communication not measured: empty, with the reason, and left in the rest
+    assert math.isnan(breakdown[m.COMM_EXPOSED_S]) and breakdown[m.COMM_EXPOSED_NOTE].startswith("not measured")
+    terms = (m.STRAGGLER_WAIT_S, m.INPUT_WAIT_S, m.COMPUTE_GROWTH_S, m.REST_S)
     total = sum(breakdown[t] for t in terms)
     assert total == pytest.approx(breakdown[m.GAP_S], abs=1e-15)
     within_noise = pd.Series({m.INPUT_WAIT_TIME_S: 0.004, m.INPUT_WAIT_TIME_CI95_LOW_S: -0.001})

@@ -173,6 +173,7 @@ def elementwise_max(strategy) -> Callable[[list[float]], list[float]]:
 def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) -> dict[str, Any]:
     """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm), with the fused
     step's windows (`loop`, a LoopResult)."""
+    from tfscale.comm import applicable
     from tfscale.worker import comm
 
     variables = built.workload.model.trainable_variables
@@ -180,7 +181,8 @@ def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) 
     strategy = built.strategy
     samples = comm.measure(strategy, gradients, built.optimizer, variables, iterator, spec.comm_steps, sync, window)
     report_progress("communication timed")
-    return comm.figures(samples, loop.samples_s, window, variable_bytes(variables), strategy.num_replicas_in_sync)
+    found = comm.figures(samples, loop.samples_s, window, variable_bytes(variables), strategy.num_replicas_in_sync)
+    return applicable(found, spec.strategy)
 
 
 def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
