@@ -5,11 +5,14 @@ step(N) = compute(N) + alpha + beta * S * 2(N-1)/N. compute(N) is fitted by leas
 measured at each N and the 1-device baseline's median step T1 at N = 1, linear in N for weak scaling (replicas
 sharing cores slow each other down; on separate devices the slope comes out near 0) and in 1/N for strong scaling;
 with T1 alone it is T1 (weak) or T1 / N (strong). alpha and beta are fitted to the exposed communication measured at
-each N (zero at N = 1); S is the gradient bytes. It assumes the overlap stays what it was. Prediction intervals
-(95 %): the fits repeated on bootstrap resamples of every fitted point's samples (baseline, fused and compute-only
-windows); they cover the measurement noise of those points, not the error of the model itself. Validation: hold
-out the largest measured N, fit on the others, and compare; only where the fits keep more points than their two
-parameters (a line through two points always fits them, so it validates nothing).
+each N > 1 (two counts at least: no point at N = 1, where a model with alpha > 0 does not pass through 0); S is the
+gradient bytes. It assumes the overlap stays what it was. Prediction intervals (95 %), only from three or more
+multi-device counts (through two, the line fits them exactly and nothing measures its error): the fits repeated on
+bootstrap resamples of every fitted point's samples (measurement noise), widened by the model's error: 1.96 x the
+root mean square of the leave-one-out relative errors of the step at the measured counts (each predicted from the
+others), added in quadrature. A prediction no device can reach is refused with the reason: a step <= 0, or an
+efficiency above 1 (a superlinear fit). Validation: hold out the largest measured N, fit on the others, and
+compare; only where the fits keep more points than their two parameters.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling, baseline_key, by_measurement, workload_key
-from tfscale.comm import bus_factor
+from tfscale.comm import bus_factor, exposed_not_measured
 from tfscale.repeats import samples_of
 from tfscale.uncertainty import resampled_medians, size_of
 
@@ -51,6 +54,8 @@ def _groups(frame: pd.DataFrame):
         [link if isinstance(link, str) else "" for link in ok.get(m.NETWORK_LINK, [None] * len(ok))], index=ok.index
     )
     for (_, strategy, _), group in ok.groupby([ok.apply(lambda r: workload_key(r), axis=1), m.STRATEGY, links]):
+        if exposed_not_measured(strategy):  # older records still hold a figure the method does not give
+            continue
         multi = group[(group[m.DEVICES] > 1) & group[m.COMM_TIME_EXPOSED_S].notna()].sort_values(m.DEVICES)
         if multi.empty:
             continue
@@ -93,8 +98,7 @@ def _points(t1: float, points: pd.DataFrame) -> Points:
 def _model(first: pd.Series, fit: Points, n: int) -> tuple[float, float, float, float]:
     """(alpha, beta, predicted step, predicted efficiency) at n devices."""
     size = float(first[m.GRAD_BYTES])
-    xs = [0.0] + [size * bus_factor(d) for d in fit.devices]
-    alpha, beta = fit_line(xs, [0.0, *fit.exposed])
+    alpha, beta = fit_line([size * bus_factor(d) for d in fit.devices], fit.exposed)
     strong = first[m.SCALING] == "strong"
     basis = (lambda d: 1.0 / d) if strong else (lambda d: float(d))
     if not fit.compute:
@@ -137,16 +141,43 @@ def _resampled(base: pd.Series, points: pd.DataFrame) -> list[Points] | None:
     ]
 
 
+def model_error(first: pd.Series, t1: float, points: pd.DataFrame) -> float | None:
+    """Root mean square of the leave-one-out relative errors of the step at each measured multi-device count (the
+    count predicted from the others); None below three counts (two left would fit a line exactly)."""
+    if len(points) <= PARAMETERS:
+        return None
+    errors = []
+    for i in range(len(points)):
+        held, rest = points.iloc[i], points.drop(points.index[i])
+        step = _model(first, _points(t1, rest), int(held[m.DEVICES]))[2]
+        errors.append(step / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0)
+    return float(np.sqrt(np.mean(np.square(errors))))
+
+
+Z_975 = 1.959963984540054
+
+
+def _widened(step: float, interval: tuple[float, float], error: float) -> tuple[float, float]:
+    """The measurement-noise interval of a predicted step widened by the model error (relative), in quadrature."""
+    spread = Z_975 * error * step
+    low, high = interval
+    return step - float(np.hypot(step - low, spread)), step + float(np.hypot(high - step, spread))
+
+
 def _predict(first: pd.Series, base: pd.Series, points: pd.DataFrame, n: int) -> dict:
     t1 = float(base[m.STEP_TIME_MEDIAN_S])
     alpha, beta, step, efficiency = _model(first, _points(t1, points), n)
     global_batch = int(first[m.BATCH_SIZE]) * (1 if first[m.SCALING] == "strong" else n)
-    resampled = _resampled(base, points)
-    steps = efficiencies = None
+    error = model_error(first, t1, points)
+    resampled = None if error is None else _resampled(base, points)
+    step_ci = efficiency_ci = None
     if resampled is not None:
-        steps, efficiencies = zip(*(_model(first, fit, n)[2:] for fit in resampled), strict=True)
-    step_ci = None if steps is None else _percentiles(steps)
-    efficiency_ci = None if efficiencies is None else _percentiles(efficiencies)
+        steps = [_model(first, fit, n)[2] for fit in resampled]
+        step_ci = _widened(step, _percentiles(steps), error)
+        # efficiency is T1 / step (weak) or T1 / (n step) (strong): its interval follows from the step's
+        per = n if first[m.SCALING] == "strong" else 1
+        if step_ci[0] > 0:  # else the step's interval reaches 0: the efficiency's has no upper end
+            efficiency_ci = (t1 / (per * step_ci[1]), t1 / (per * step_ci[0]))
     return {
         m.ALPHA_S: alpha,
         m.BETA_S_PER_BYTE: beta,
@@ -178,9 +209,39 @@ def warnings_of(devices: int, fitted_on: Sequence[int], device_kind: str) -> lis
         warnings.append(f"{devices / largest:.0f}x beyond the largest measured count ({largest})")
     if device_kind == "cpu-logical":
         warnings.append(LOGICAL_WARNING)
-    if len(fitted_on) + 1 <= PARAMETERS:  # the multi-device counts, and the baseline at N = 1
-        warnings.append(f"fitted on {len(fitted_on) + 1} points for {PARAMETERS} parameters: nothing checks the fit")
+    if len(fitted_on) <= PARAMETERS:  # the communication line's points: the multi-device counts
+        warnings.append(
+            f"fitted on {len(fitted_on)} points for {PARAMETERS} parameters: nothing checks the fit, so no interval"
+        )
     return warnings
+
+
+def impossible(step: float, efficiency: float) -> str | None:
+    """Why a predicted step no device can reach is refused (None where it is possible)."""
+    if not step > 0:
+        return f"refused: the fit predicts a step of {step * 1e3:.3g} ms (<= 0)"
+    if efficiency > 1:
+        return f"refused: the fit predicts efficiency {efficiency:.2f} (> 1: the compute fitted as superlinear)"
+    return None
+
+
+PREDICTED = (
+    m.PREDICTED_STEP_S,
+    m.PREDICTED_STEP_CI95_LOW_S,
+    m.PREDICTED_STEP_CI95_HIGH_S,
+    m.PREDICTED_THROUGHPUT_EXAMPLES_PER_S,
+    m.PREDICTED_EFFICIENCY,
+    m.PREDICTED_EFFICIENCY_CI95_LOW,
+    m.PREDICTED_EFFICIENCY_CI95_HIGH,
+)
+
+
+def _checked(predicted: dict, warnings: list[str]) -> tuple[dict, list[str]]:
+    """The prediction, or its figures emptied with the reason first among the warnings where it is impossible."""
+    why = impossible(predicted[m.PREDICTED_STEP_S], predicted[m.PREDICTED_EFFICIENCY])
+    if why is None:
+        return predicted, warnings
+    return predicted | dict.fromkeys(PREDICTED), [why, *warnings]
 
 
 def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
@@ -190,7 +251,12 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
     rows = []
     for strategy, first, base, multi in _groups(frame):
         fitted_on = [int(d) for d in multi[m.DEVICES]]
+        if len(fitted_on) < PARAMETERS:  # unmodelled() names it
+            continue
         for n in devices:
+            predicted, warnings = _checked(
+                _predict(first, base, multi, n), warnings_of(n, fitted_on, str(first.get(m.DEVICE_KIND)))
+            )
             rows.append(
                 {
                     m.MODEL: first[m.MODEL],
@@ -200,8 +266,8 @@ def predict(frame: pd.DataFrame, devices: Sequence[int]) -> pd.DataFrame:
                     m.SCALING: first[m.SCALING],
                     m.DEVICES: n,
                     m.FITTED_ON: fitted_on,
-                    **_predict(first, base, multi, n),
-                    m.PREDICTION_WARNINGS: "; ".join(warnings_of(n, fitted_on, str(first.get(m.DEVICE_KIND)))),
+                    **predicted,
+                    m.PREDICTION_WARNINGS: "; ".join(warnings),
                 }
             )
     return pd.DataFrame(rows)
@@ -215,19 +281,25 @@ NOT_MODELLED = {
     "hybrid": "model parallelism: DTensor collectives inside the layers, not an all-reduce of gradients",
 }
 NO_COMMUNICATION = "no communication figures measured (comm_breakdown off, or not measurable in this mode)"
+ONE_COUNT = "communication measured at one multi-device count: alpha and beta need two"
 
 
 def unmodelled(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """(what, why) for each strategy or parallelism whose ok multi-device configs `predict` leaves out."""
     ok = frame[(frame[m.STATUS] == m.STATUS_OK) & (frame[m.DEVICES] > 1)]
-    left = []
+    left, counts = [], {}
     for _, row in ok.iterrows():
         data = row.get(m.PARALLELISM) in (None, "data") or row.get(m.PARALLELISM) != row.get(m.PARALLELISM)
         what = str(row[m.STRATEGY]) if data else str(row[m.PARALLELISM])
         if what in NOT_MODELLED:
             left.append((what, NOT_MODELLED[what]))
+        elif exposed_not_measured(what):
+            left.append((what, f"exposed communication {exposed_not_measured(what)}"))
         elif pd.isna(row.get(m.COMM_TIME_EXPOSED_S)):
             left.append((what, NO_COMMUNICATION))
+        else:  # a communication line per workload, strategy and link (as _groups): two counts at least
+            counts.setdefault((workload_key(row), what, link_of(row)), set()).add(int(row[m.DEVICES]))
+    left += [(what, ONE_COUNT) for (_, what, _), seen in counts.items() if len(seen) < PARAMETERS]
     return list(dict.fromkeys(left))
 
 
@@ -237,7 +309,7 @@ def holdout(frame: pd.DataFrame) -> pd.DataFrame:
     frame = _scaled(frame)
     rows = []
     for strategy, first, base, multi in _groups(frame):
-        if len(multi) - 1 + 1 <= PARAMETERS:  # the points left, plus the fixed one at N = 1
+        if len(multi) - 1 < PARAMETERS:  # the line through the points left predicts the held-out one
             continue
         held, rest = multi.iloc[-1], multi.iloc[:-1]
         guess = _predict(first, base, rest, int(held[m.DEVICES]))

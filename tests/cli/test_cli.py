@@ -314,15 +314,21 @@ def test_predict_prints_predictions_and_the_holdout_check(runner):
     result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--devices", "8", "16", "64"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    # logical CPU devices, 16x beyond the largest count (4), MWMS fitted on its 2-device point and the baseline
+    # logical CPU devices, 16x beyond the largest count (4), fitted through two counts: no interval
     assert (
-        "warning (!): cnn central_storage x64, cnn mirrored x64, mlp central_storage x64, mlp mirrored x64, "
-        "transformer central_storage x64, transformer mirrored x64: 16x beyond the largest measured count (4); "
-        "fitted on logical CPU devices that share cores: it tests the harness, not the hardware"
+        "warning (!): cnn mirrored x64, mlp mirrored x64, transformer mirrored x64: 16x beyond the largest measured "
+        "count (4); fitted on logical CPU devices that share cores: it tests the harness, not the hardware; fitted on "
+        "2 points for 2 parameters: nothing checks the fit, so no interval"
     ) in lines
-    assert any(line.startswith("warning (!): mlp multi_worker_mirrored x8: ") for line in lines)
-    assert "fitted on 2 points for 2 parameters: nothing checks the fit" in result.output
     assert "not predicted: parameter_server: asynchronous steps through parameter servers" in result.output
+    # MWMS ran at one multi-device count (2 nodes): no line through one point; central_storage: no exposed figure
+    assert (
+        "not predicted: multi_worker_mirrored: communication measured at one multi-device count: alpha and beta "
+        "need two" in lines
+    )
+    assert any(
+        line.startswith("not predicted: central_storage: exposed communication not measured: ") for line in lines
+    )
     old = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--nodes", "8"])
     assert old.exit_code == 0 and "note: --nodes is deprecated: it always meant total devices; use --devices" in (
         old.output
@@ -334,7 +340,7 @@ def test_predict_prints_predictions_and_the_holdout_check(runner):
         "model's two parameters fit any points)"
     ]
     assert any(" 16 " in line and "mirrored" in line for line in lines)
-    assert sum(1 for line in lines if line.split()[2:3] == ["64"]) == 7  # 3 models x 2 strategies, and MWMS
+    assert sum(1 for line in lines if line.split()[2:3] == ["64"]) == 3  # 3 models, mirrored
     assert lines[-1].startswith("method: Model, per workload, strategy and link")
 
 
@@ -422,13 +428,18 @@ def test_predict_as_json_for_scripts(runner):
     document = json.loads(result.stdout)
     predictions = document["predictions"]
     assert sorted({row["devices"] for row in predictions}) == [8, 64]
-    assert sum(1 for row in predictions if row["devices"] == 64) == 7  # as the table: 3 models x 2, and MWMS
+    assert sum(1 for row in predictions if row["devices"] == 64) == 3  # as the table: 3 models, mirrored
     # these records keep no samples of the compute-only step: no interval, null (not NaN, not 0)
     assert {(row["predicted_step_ci95_low_s"], row["predicted_step_ci95_high_s"]) for row in predictions} == {
         (None, None)
     }
     assert all(row["prediction_warnings"] for row in predictions if row["devices"] == 64)
-    assert document["not_predicted"] == [{"what": "parameter_server", "why": NOT_MODELLED["parameter_server"]}]
+    assert [row["what"] for row in document["not_predicted"]] == [
+        "central_storage",
+        "parameter_server",
+        "multi_worker_mirrored",
+    ]
+    assert document["not_predicted"][1] == {"what": "parameter_server", "why": NOT_MODELLED["parameter_server"]}
     assert document["holdout"] == [] and document["method"].startswith("Model, per workload, strategy and link")
 
 
