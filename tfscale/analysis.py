@@ -21,6 +21,7 @@ from tfscale import labels
 from tfscale import metrics as m
 from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC, TASK_TEACHER
 from tfscale.comm import exposed_not_measured
+from tfscale.precision import DRIFT_FLAG, drift_beyond_noise
 from tfscale.repeats import process_medians, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats import median
 from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
@@ -302,6 +303,15 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
         )
     for _, row in frame[ok & frame[m.SCALING_EFFICIENCY].isna()].iterrows():
         notes.append(f"{_what(row)}: {row[m.BASELINE_NOTE]}")
+    if m.WINDOW_DRIFT_REL in frame:
+        drifted = ok & (pd.to_numeric(frame[m.WINDOW_DRIFT_REL], errors="coerce").abs() > DRIFT_FLAG)
+        for _, row in frame[drifted].iterrows():
+            if drift_beyond_noise(list(row[m.STEP_TIMES_S])):
+                notes.append(
+                    f"{_what(row)}: its timed windows drifted {fmt.change(row[m.WINDOW_DRIFT_REL])} from the first "
+                    "third to the last (their 95 % CIs apart): the median's CI does not cover a trend; rerun it, or "
+                    "raise max_warmup_s if it was still warming up"
+                )
     if m.SCALING_EFFICIENCY_CI95_LOW in frame:
         impossible = ok & (frame[m.DEVICES] == 1) & (frame[m.SCALING_EFFICIENCY_CI95_LOW] > 1.0)
         for _, row in frame[impossible].iterrows():

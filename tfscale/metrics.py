@@ -183,7 +183,8 @@ TRACE_ERROR = "trace_error"  # why a requested profiler trace is missing (the co
 TRACE_PATH = "trace_path"  # folder of the profiler trace (open with: tensorboard --logdir <it>)
 TRACE_STEPS = "trace_steps"  # extra, untimed steps run under the profiler
 WARMUP_STEPS = "warmup_steps"  # untimed steps run before the timed ones (the first one is first_step_s)
-WARMUP_STOP = "warmup_stop"  # why the warm-up ended: steady (last 3 blocks of 0.1 s within 5 %) | max_warmup_s | fixed
+WARMUP_STOP = "warmup_stop"  # why the warm-up ended: steady (no trend in the last 1 s) | max_warmup_s | fixed
+WINDOW_DRIFT_REL = "window_drift_rel"  # median of the last third of the timed windows / of the first third - 1
 WINDOW_STEPS = "window_steps"  # steps per timing window (as set or calibrated); a sample is window time / window_steps
 
 # --- derived by tfscale.analysis (never stored) ---------------------------------------------------------------
@@ -304,6 +305,7 @@ RECORD_COLUMNS = (
     CI_HALF_WIDTH_REL,
     CI_COVERS,
     SAMPLES,
+    WINDOW_DRIFT_REL,
     REPEAT,
     REPEAT_MEDIANS_S,
     REPEAT_SAMPLES,

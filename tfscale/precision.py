@@ -7,10 +7,15 @@ rule has exact-value tests.
   min_window_s keeps its size. The 1.2 margin keeps a window above the minimum when the step time jitters.
   With a fixed `steps: N`, an auto window is cut to the largest divisor of N that leaves at least MIN_SAMPLES
   windows (one step per window where N < 2 x MIN_SAMPLES), so the N steps are all timed and give a median.
-- Steady state (`warmup_steps: auto`): warm-up windows are grouped into blocks of at least STEADY_BLOCK_S; the
-  last STEADY_WINDOWS blocks' median per-step times lie within STEADY_TOLERANCE of each other (max / min - 1),
-  bounded by max_warmup_s. Blocks, not single windows: a 2 ms window jitters by more than 5 % on its own, and the
-  median of a block ignores the odd interrupted one.
+- Steady state (`warmup_steps: auto`): warm-up windows are grouped into blocks of at least STEADY_BLOCK_S; steady
+  when the block medians of the last STEADY_SPAN_S show no trend beyond STEADY_DRIFT per second: the least-squares
+  slope of their logarithms against time (block index x STEADY_BLOCK_S), less 1.96 of its standard errors, is
+  within STEADY_DRIFT; bounded by max_warmup_s. A trend, not a spread: "the last 3 blocks within 5 %" passed any
+  drift slower than ~25 %/s after 0.3 s, and a warm-up decaying as +30 % exp(-t / 2 s) biased the timed median by
+  +9.5 %. Blocks, not single windows: a 2 ms window jitters by more than 5 % on its own, and the median of a block
+  ignores the odd interrupted one.
+- Drift of the timed windows (`window_drift`): the median of their last third over that of their first, - 1; the
+  analysis flags one beyond DRIFT_FLAG whose thirds' 95 % CIs do not overlap (a trend the median's CI ignores).
 - Stopping (`steps: auto`): after at least STOP_MIN_SAMPLES windows, stop when the 95 % CI of the median per-step
   time (order statistics, widened for the windows' serial dependence: stats.serial_inflation) lies within
   +-target_ci of the median (its larger side, relative to the median), or when
@@ -25,7 +30,7 @@ rule has exact-value tests.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tfscale import metrics as m
 from tfscale.axes import AUTO
@@ -33,9 +38,10 @@ from tfscale.stats import StepStats, median
 
 CALIBRATION_MARGIN = 1.2
 GROWTH_CAP = 10
-STEADY_WINDOWS = 3
-STEADY_TOLERANCE = 0.05
+STEADY_SPAN_S = 1.0
+STEADY_DRIFT = 0.05  # relative change per second
 STEADY_BLOCK_S = 0.1
+DRIFT_FLAG = 0.02
 CHECK_EVERY_UNTIL = 100
 CHECK_SPACING = 50
 MIN_SAMPLES = 10
@@ -48,7 +54,10 @@ STOP_TARGET = "target_ci met"
 STOP_BUDGET = "max_measure_s spent"
 STOP_MAX_SAMPLES = f"{MAX_SAMPLES} windows"
 STOP_FIXED = "fixed steps"
-WARMUP_STEADY = f"steady: last {STEADY_WINDOWS} blocks of {STEADY_BLOCK_S:g} s within {STEADY_TOLERANCE:.0%}"
+WARMUP_STEADY = (
+    f"steady: no trend beyond {STEADY_DRIFT:.0%}/s in the {STEADY_BLOCK_S:g} s block medians of the last "
+    f"{STEADY_SPAN_S:g} s"
+)
 WARMUP_BUDGET = "max_warmup_s spent before steady state"
 WARMUP_FIXED = "fixed warmup_steps"
 
@@ -75,12 +84,55 @@ def fixed_steps_window(steps: int, wanted: int) -> int:
     return next((w for w in range(cap, 1, -1) if steps % w == 0), 1)
 
 
-def steady(per_step_s: list[float], windows: int = STEADY_WINDOWS, tolerance: float = STEADY_TOLERANCE) -> bool:
-    """True when the last `windows` per-step times are within `tolerance` of each other (max / min - 1)."""
-    if len(per_step_s) < windows:
+@dataclass(frozen=True)
+class Trend:
+    """Least-squares slope of log(value) against time: relative change per second, and its standard error."""
+
+    slope_per_s: float
+    stderr_per_s: float
+
+
+def trend(values: list[float], spacing_s: float) -> Trend:
+    """The Trend of positive `values` taken every `spacing_s` seconds (at least three values)."""
+    n = len(values)
+    if n < 3:
+        raise ValueError("a trend needs three values")
+    times = [i * spacing_s for i in range(n)]
+    logs = [math.log(v) for v in values]
+    mean_t, mean_y = sum(times) / n, sum(logs) / n
+    sxx = sum((t - mean_t) ** 2 for t in times)
+    slope = sum((t - mean_t) * (y - mean_y) for t, y in zip(times, logs, strict=True)) / sxx
+    residual = sum((y - mean_y - slope * (t - mean_t)) ** 2 for t, y in zip(times, logs, strict=True))
+    return Trend(slope, math.sqrt(residual / (n - 2) / sxx))
+
+
+def steady(block_medians: list[float], block_s: float = STEADY_BLOCK_S) -> bool:
+    """True when the block medians of the last STEADY_SPAN_S show no trend beyond STEADY_DRIFT per second (see the
+    module): |slope| - 1.96 standard errors <= STEADY_DRIFT."""
+    span = max(3, round(STEADY_SPAN_S / block_s))
+    if len(block_medians) < span:
         return False
-    last = per_step_s[-windows:]
-    return max(last) / min(last) - 1.0 <= tolerance
+    found = trend(block_medians[-span:], block_s)
+    return abs(found.slope_per_s) - 1.96 * found.stderr_per_s <= STEADY_DRIFT
+
+
+def window_drift(samples: list[float]) -> float | None:
+    """median(last third) / median(first third) - 1 of the timed windows in time order; None below 3 x
+    CI_MIN_SAMPLES windows (a third needs a CI of its own to be compared)."""
+    third = len(samples) // 3
+    if third < CI_MIN_SAMPLES:
+        return None
+    return median(samples[-third:]) / median(samples[:third]) - 1.0
+
+
+def drift_beyond_noise(samples: list[float]) -> bool:
+    """The timed windows drifted: beyond DRIFT_FLAG, and the first and last thirds' 95 % CIs do not overlap."""
+    drift = window_drift(samples)
+    if drift is None or abs(drift) <= DRIFT_FLAG:
+        return False
+    third = len(samples) // 3
+    first, last = StepStats.from_samples(samples[:third]), StepStats.from_samples(samples[-third:])
+    return first.ci95_high < last.ci95_low or last.ci95_high < first.ci95_low
 
 
 @dataclass
@@ -138,12 +190,13 @@ def stop_reason(samples: list[float], spent_s: float, target_ci: float, max_meas
 
 @dataclass(frozen=True)
 class Precision:
-    """The precision columns of a record (metrics: CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, SAMPLES)."""
+    """The precision columns of a record (metrics: CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, SAMPLES, WINDOW_DRIFT_REL)."""
 
     ci_target: float | None  # None in records from before the precision settings
     ci_met: bool  # the 95 % CI of the median lies within +-ci_target (False where no CI exists)
     ci_half_width_rel: float | None  # None below CI_MIN_SAMPLES samples
     samples: int
+    window_drift_rel: float | None = None  # window_drift of one process's windows; None for combined processes
 
     @classmethod
     def of_interval(
@@ -157,7 +210,8 @@ class Precision:
     def of(cls, samples: list[float], target_ci: float) -> Precision:
         """From one process's samples: their median and its order-statistic CI."""
         stats = StepStats.from_samples(samples)
-        return cls.of_interval(stats.median, stats.ci95_low, stats.ci95_high, len(samples), target_ci)
+        found = cls.of_interval(stats.median, stats.ci95_low, stats.ci95_high, len(samples), target_ci)
+        return replace(found, window_drift_rel=window_drift(samples))
 
     def columns(self) -> dict[str, object]:
         return {
@@ -165,4 +219,5 @@ class Precision:
             m.CI_MET: self.ci_met,
             m.CI_HALF_WIDTH_REL: self.ci_half_width_rel,
             m.SAMPLES: self.samples,
+            m.WINDOW_DRIFT_REL: self.window_drift_rel,
         }

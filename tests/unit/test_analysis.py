@@ -387,3 +387,12 @@ def test_a_timed_compute_only_step_names_the_compute_growth():
     assert g["compute_growth_fraction"] == pytest.approx(0.022 / 0.032)
     assert (c["gap_s"], c["compute_growth_s"], c["rest_s"]) == pytest.approx((0.002, 0.001, 0.0))  # capped
     assert (u["compute_growth_s"], u["rest_s"]) == pytest.approx((0.0, 0.004))  # not timed: all in the rest
+
+
+def test_a_drift_of_the_timed_windows_beyond_their_noise_is_a_warning():
+    rising = [0.010, 0.0101, 0.0099] * 2 + [0.0102] * 6 + [0.011, 0.0111, 0.0109] * 2
+    drifted = with_samples(record("d", "one_device", 1, 0.0102), rising) | {"window_drift_rel": 0.1}
+    steady = with_samples(record("s", "one_device", 1, 0.0102, model="cnn"), rising) | {"window_drift_rel": 0.01}
+    notes = warnings_for(add_scaling(pd.DataFrame([drifted, steady])))
+    [note] = [n for n in notes if "drifted" in n]
+    assert note.startswith("Config d (mlp, one_device, x1): its timed windows drifted +10.0 % from the first third")

@@ -1,5 +1,7 @@
 """The measuring rules on fixed numbers: exact values."""
 
+import math
+
 import pytest
 
 from tfscale.precision import (
@@ -12,9 +14,12 @@ from tfscale.precision import (
     calibrated_window_steps,
     check_due,
     ci_half_width_rel,
+    drift_beyond_noise,
     fixed_steps_window,
     steady,
     stop_reason,
+    trend,
+    window_drift,
 )
 
 
@@ -33,12 +38,26 @@ def test_a_short_window_grows_to_the_minimum_with_a_margin():
     assert calibrated_window_steps(3, 0.0, 0.05) == 30
 
 
-def test_steady_needs_three_windows_within_five_percent():
-    assert not steady([1.0, 1.0])
-    assert steady([2.0, 1.0, 1.04, 1.0])
-    assert not steady([1.0, 1.06, 1.0])
-    assert steady([1.0, 1.049, 1.0])
-    assert steady([0.9, 0.8, 0.8], windows=2, tolerance=0.0)
+def test_trend_is_the_log_slope_per_second_with_its_standard_error():
+    growing = [math.exp(0.01 * i) for i in range(10)]  # +1 % per 0.1 s block: 0.1 per second in logs
+    assert trend(growing, 0.1).slope_per_s == pytest.approx(0.1) and trend(growing, 0.1).stderr_per_s == pytest.approx(
+        0.0, abs=1e-12
+    )
+    # 1, 2, 1: log slope 0; residuals (-1/3, 2/3, -1/3) ln 2 over 1 dof, sxx 0.02: se = sqrt(2/3) ln 2 / sqrt(0.02)
+    bumped = trend([1.0, 2.0, 1.0], 0.1)
+    assert bumped.slope_per_s == pytest.approx(0.0, abs=1e-12)
+    assert bumped.stderr_per_s == pytest.approx(math.sqrt(2 / 3) * math.log(2) / math.sqrt(0.02))
+
+
+def test_steady_is_no_trend_beyond_five_percent_a_second_over_the_last_second():
+    assert not steady([1.0] * 9)  # 0.9 s of blocks: not yet a second
+    assert steady([2.0] + [1.0] * 10)  # the slow first block is older than the last second
+    assert not steady([math.exp(0.01 * i) for i in range(10)])  # +10 %/s, noise-free: still warming up
+    assert steady([math.exp(0.004 * i) for i in range(10)])  # +4 %/s: within the 5 %/s allowed
+    # noise without a trend: the slope's CI reaches within 5 %/s, steady
+    assert steady([1.0, 1.1] * 5)
+    # the old rule ("last 3 blocks within 5 %") passed a +20 %/s drift: this one does not
+    assert not steady([math.exp(0.02 * i) for i in range(10)])
 
 
 def test_ci_half_width_is_the_larger_side_relative_to_the_median():
@@ -93,7 +112,8 @@ def test_steady_state_compares_blocks_of_windows_not_single_windows():
     assert blocks.medians == [1.0, 1.02]  # the third window starts the third block
     assert not steady(blocks.medians)
     blocks.add(1.04, 0.05)
-    assert blocks.medians == [1.0, 1.02, 1.03] and steady(blocks.medians)  # third block: 1.02 and 1.04
+    assert blocks.medians == [1.0, 1.02, 1.03]  # third block: 1.02 and 1.04
+    assert not steady(blocks.medians)  # three blocks, 0.3 s: a trend needs a second of them
 
 
 def test_the_stopping_rule_is_checked_often_then_sparsely():
@@ -115,3 +135,15 @@ def test_the_stopping_rule_is_checked_often_then_sparsely():
         128,
     ]
     assert check_due(MAX_SAMPLES) and not check_due(MAX_SAMPLES - 1)
+
+
+def test_the_timed_windows_drift_from_their_first_third_to_their_last():
+    flat = [1.0, 1.01, 0.99] * 6  # 18 windows, thirds of 6
+    assert window_drift(flat) == pytest.approx(0.0) and not drift_beyond_noise(flat)
+    rising = [1.0, 1.01, 0.99] * 2 + [1.02] * 6 + [1.1, 1.11, 1.09] * 2
+    assert window_drift(rising) == pytest.approx(0.1) and drift_beyond_noise(rising)
+    assert window_drift([1.0] * 17) is None  # thirds of 5: no CI of their own
+    # a 3 % drift inside thirds that overlap is not flagged
+    overlapping = [1.0, 1.2, 0.8] * 2 + [1.0] * 6 + [1.03, 1.23, 0.83] * 2
+    assert window_drift(overlapping) == pytest.approx(0.03) and not drift_beyond_noise(overlapping)
+    assert Precision.of(rising, 0.02).window_drift_rel == pytest.approx(0.1)
