@@ -326,7 +326,9 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
 
 
 PRECISION_NOTE = (
-    "A CI from one process does not see the spread between processes and runs, which is usually larger: set "
+    "A CI from one process covers its windows' noise and their serial dependence (widened by the measured variance "
+    "inflation), not the spread between processes and runs, which is usually larger (here ~6.5 % between process "
+    "medians of one config against ~2 % within one): set "
     "repeats: N to measure each config in N fresh processes, or compare two runs (tfscale compare). Speedup and "
     "efficiency CIs: percentile bootstrap of the config's and the baseline's windows (hierarchical over "
     "processes with repeats). An efficiency whose CI contains 1.0 at one device is consistent with its baseline; "

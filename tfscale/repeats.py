@@ -29,7 +29,7 @@ from tfscale.precision import Precision
 from tfscale.stats import StepStats, median
 from tfscale.uncertainty import median_of, of_median
 
-COVERS_WITHIN = "within one process (order statistics of its windows)"
+COVERS_WITHIN = "within one process (order statistics of its windows, widened for their serial dependence)"
 
 
 def covers_between(processes: int) -> str:
