@@ -60,6 +60,11 @@ def assert_communication_fields(r: dict) -> None:
         assert all(r[f] is None for f in COMM_FIELDS), r["config_id"]
         assert r["comm_method"].startswith("not measured: with jit (XLA)")
         return
+    if r["strategy"] == "central_storage":  # fused - compute-only is no communication time there (tfscale.comm)
+        assert r["comm_time_exposed_s"] is None and r["overlap_fraction"] is None, r["config_id"]
+        assert "; exposed communication not measured: under central_storage" in r["comm_method"]
+        assert all(r[f] > 0 for f in COMM_FIELDS if f not in ("comm_time_exposed_s", "overlap_fraction"))
+        return
     assert all(r[f] is not None for f in COMM_FIELDS), r["config_id"]
     for f in ("compute_time_s", "comm_time_split_s", "comm_time_isolated_s", "algbw_bytes_per_s"):
         assert r[f] > 0, (r["config_id"], f)
