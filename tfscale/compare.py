@@ -32,6 +32,7 @@ from tfscale.analysis import add_scaling, layout_label
 from tfscale.axes import SETTINGS
 from tfscale.labels import model_label, record_mode
 from tfscale.repeats import process_medians
+from tfscale.stats import Z_975
 
 ALPHA = 0.05
 GATE_MIN_PROCESSES = 5
@@ -100,9 +101,6 @@ class Shift:
     estimate: float
     low: float | None
     high: float | None
-
-
-Z_975 = 1.959963984540054  # standard normal quantile of 0.975
 
 
 def hodges_lehmann(base: list[float], new: list[float]) -> Shift:

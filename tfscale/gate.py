@@ -30,13 +30,18 @@ def shift_text(row, ci_label: str = "") -> str:
     return f"{text} {formatting.interval(f'{low * 100:+.1f}', f'{high * 100:+.1f}', ci_label)}"
 
 
-def change_text(row) -> str:
-    """The throughput change, with its 95 % CI where the config has a verdict: '-16.7 % (-20.1 to -13.0)'."""
-    text = formatting.change(row["throughput_change"])
+def _change_ends(row) -> tuple[str, str] | None:
+    """The ends of the throughput change's 95 % CI in percent ('-20.1', '-13.0'); None without a verdict."""
     low, high = row.get("throughput_change_ci95_low"), row.get("throughput_change_ci95_high")
     if not (formatting.given(low) and formatting.given(high)):
-        return text
-    return f"{text} {formatting.interval(f'{low * 100:+.1f}', f'{high * 100:+.1f}')}"
+        return None
+    return f"{low * 100:+.1f}", f"{high * 100:+.1f}"
+
+
+def change_text(row) -> str:
+    """The throughput change, with its 95 % CI where the config has a verdict: '-16.7 % (-20.1 to -13.0)'."""
+    text, ends = formatting.change(row["throughput_change"]), _change_ends(row)
+    return text if ends is None else f"{text} {formatting.interval(*ends)}"
 
 
 def without_verdict(rows: pd.DataFrame) -> int:
@@ -74,8 +79,8 @@ def _figures(row) -> str:
     and why there is no verdict where there is none."""
     shift = shift_text(row, ci_label="95 % CI ")
     why = row.get("no_verdict")
-    low, high = row.get("throughput_change_ci95_low"), row.get("throughput_change_ci95_high")
-    ci = f"95 % CI {low * 100:+.1f} to {high * 100:+.1f}; " if formatting.given(low) and formatting.given(high) else ""
+    ends = _change_ends(row)
+    ci = "" if ends is None else f"95 % CI {ends[0]} to {ends[1]}; "
     return (
         f"{row['verdict']}: throughput {formatting.change(row['throughput_change'])} "
         f"({ci}{formatting.rate(row['base_throughput'])} -> {formatting.rate(row['new_throughput'])} examples/s), "

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from tfscale import metrics as m
 from tfscale.axes import AUTO
-from tfscale.stats import StepStats, median
+from tfscale.stats import Z_975, StepStats, median
 
 CALIBRATION_MARGIN = 1.2
 GROWTH_CAP = 10
@@ -113,7 +113,7 @@ def steady(block_medians: list[float], block_s: float = STEADY_BLOCK_S) -> bool:
     if len(block_medians) < span:
         return False
     found = trend(block_medians[-span:], block_s)
-    return abs(found.slope_per_s) - 1.96 * found.stderr_per_s <= STEADY_DRIFT
+    return abs(found.slope_per_s) - Z_975 * found.stderr_per_s <= STEADY_DRIFT
 
 
 def window_drift(samples: list[float]) -> float | None:

@@ -27,6 +27,7 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, baseline_key, by_measurement, workload_key
 from tfscale.comm import bus_factor, exposed_not_measured
 from tfscale.repeats import samples_of
+from tfscale.stats import Z_975
 from tfscale.uncertainty import resampled_medians, size_of
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
@@ -152,9 +153,6 @@ def model_error(first: pd.Series, t1: float, points: pd.DataFrame) -> float | No
         step = _model(first, _points(t1, rest), int(held[m.DEVICES]))[2]
         errors.append(step / float(held[m.STEP_TIME_MEDIAN_S]) - 1.0)
     return float(np.sqrt(np.mean(np.square(errors))))
-
-
-Z_975 = 1.959963984540054
 
 
 def _widened(step: float, interval: tuple[float, float], error: float) -> tuple[float, float]:

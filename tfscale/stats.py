@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+Z_975 = 1.959963984540054  # standard normal quantile of 0.975: the half-width of a normal 95 % interval, in SEs
+
 
 def percentile(sorted_values: list[float], q: float) -> float:
     """q-th percentile (0..100) of already-sorted values, linear interpolation between closest ranks
