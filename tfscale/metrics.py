@@ -132,6 +132,8 @@ PORT_RETRIES = "port_retries"  # cluster relaunches on fresh ports (a port taken
 PRECISION = "precision"  # float32|mixed_bfloat16|mixed_float16
 PREFETCH = "prefetch"  # data files: batches prefetched, or auto (AUTOTUNE); 0: none
 PRICE_PER_DEVICE_HOUR = "price_per_device_hour"  # the suite's price of one device for one hour (any currency)
+PROCESS_SPREAD_DF = "process_spread_df"  # int, degrees of freedom of process_spread_sd_rel (processes - 1, summed)
+PROCESS_SPREAD_SD_REL = "process_spread_sd_rel"  # log-sd of process medians beyond noise, pooled over a run (repeats)
 RANK_CPU_AFFINITY = "rank_cpu_affinity"  # list, each training rank's allowed CPUs (sched_getaffinity, as "0-7,16")
 RANK_GPU_UUIDS = "rank_gpu_uuids"  # list, each training rank's GPUs by NVML UUID (empty list on CPU)
 RANK_PEAK_MEMORY_BYTES = "rank_peak_memory_bytes"  # list of bytes, peak_memory_bytes of each training rank
@@ -309,6 +311,8 @@ RECORD_COLUMNS = (
     REPEAT,
     REPEAT_MEDIANS_S,
     REPEAT_SAMPLES,
+    PROCESS_SPREAD_SD_REL,
+    PROCESS_SPREAD_DF,
     WARMUP_STOP,
     MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S,

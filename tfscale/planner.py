@@ -328,6 +328,18 @@ def network_note(plan: Plan, reason: str | None) -> str | None:
     return f"note: {reason}; {count} config(s) with network_link will be skipped"
 
 
+SPREAD_NOTE = (
+    "note: no config runs in 2 or more fresh processes (repeats), so the CIs will cover the spread within each "
+    "process only, not between processes, usually the larger (tfscale/repeats.py); repeats: 2 on a few configs "
+    "measures it for the whole run"
+)
+
+
+def spread_note(plan: Plan) -> str | None:
+    """SPREAD_NOTE where no config of `plan` runs in more than one process (nothing measures the run's spread)."""
+    return SPREAD_NOTE if plan.specs and all(spec.repeats < 2 for spec in plan.specs) else None
+
+
 def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     """The plan as table rows, in the columns `tfscale plan` prints."""
     return [

@@ -17,23 +17,48 @@ How the lines combine (all ok):
 - every other column (memory, communication, telemetry...): from the process whose median is the median one (the
   lower middle one for an even count), so those figures all come from one real process.
 A process that did not end ok makes the config's record that process's (its status and reason, naming the repeat).
+
+The spread between processes, for every config of a run (`run_process_spread`): where some configs of a run ran
+in two or more fresh processes, the variance of their log process medians beyond what each process's own CI
+explains is pooled over them (degrees of freedom: the processes less one, summed) into one ProcessSpread, a
+property of the machine and the run rather than of a config. Each config's step-time CI then covers it:
+- one process: its order-statistic CI widened on the log scale, each side sqrt(side^2 + (t x sd)^2), t Student's
+  0.975 quantile with the spread's degrees of freedom;
+- several: the bootstrap of tfscale.uncertainty with the process offset drawn from that spread.
+Derived figures (efficiency, the loss breakdown's gap) draw the same offsets (analysis: spread_of). Measured on
+2 shared cores (tests/benchmarks/bench_coverage.py): process medians of one config spread 7-23 % (sd of log)
+against within-process half-widths ~2 %, so a one-process CI alone contained another process's median 21 % of the
+time. Without any config run in several processes, a run's CIs cover within one process only, and say so.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
 from tfscale.precision import Precision
-from tfscale.stats import StepStats, median
-from tfscale.uncertainty import median_of, of_median
+from tfscale.stats import Z_975, StepStats, median, t_975
+from tfscale.uncertainty import ProcessSpread, median_of, of_median
 
-COVERS_WITHIN = "within one process (order statistics of its windows, widened for their serial dependence)"
+COVERS_WITHIN = (
+    "within one process only (order statistics of its windows, widened for their serial dependence); no config of "
+    "the run ran in 2+ processes, so the spread between processes is in no CI"
+)
 
 
 def covers_between(processes: int) -> str:
-    return f"between {processes} processes (hierarchical bootstrap)"
+    return f"between {processes} processes (hierarchical bootstrap); no spread pooled over the run"
+
+
+def covers_spread(processes: int, spread: ProcessSpread) -> str:
+    """ci_covers of a config whose CI includes the run's pooled process spread."""
+    where = "its process's windows" if processes == 1 else f"its {processes} processes' windows"
+    return (
+        f"{where} and the spread between fresh processes (the run's, sd {spread.sd_log:.1%} "
+        f"with {spread.df} degrees of freedom, pooled over its configs run in 2+ processes)"
+    )
 
 
 def samples_of(record: Mapping[str, Any]) -> list[float] | list[list[float]]:
@@ -57,12 +82,86 @@ def process_medians(record: Mapping[str, Any]) -> list[float]:
     return list(medians) if isinstance(medians, list | tuple) and len(medians) > 1 else []
 
 
-def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One record from the stored lines of one config's processes (see the module)."""
+def spread_of(record: Mapping[str, Any]) -> ProcessSpread | None:
+    """The run's process spread a combined record's CI covers (None where the run measured none)."""
+    sd, df = record.get(m.PROCESS_SPREAD_SD_REL), record.get(m.PROCESS_SPREAD_DF)
+    if not isinstance(sd, int | float) or not isinstance(df, int | float) or math.isnan(sd) or df < 1:
+        return None
+    return ProcessSpread(float(sd), int(df))
+
+
+def _within_variance(line: Mapping[str, Any]) -> float:
+    """The variance of the log of one process's median from its own CI (its larger side over Z_975, squared); 0
+    without a CI, which leaves more of the spread to the between-process term."""
+    middle, low = line.get(m.STEP_TIME_MEDIAN_S), line.get(m.STEP_TIME_CI95_LOW_S)
+    high = line.get(m.STEP_TIME_CI95_HIGH_S)
+    if not middle or not low or not high:
+        return 0.0
+    return (max(math.log(middle / low), math.log(high / middle)) / Z_975) ** 2
+
+
+def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> ProcessSpread | None:
+    """The spread between processes pooled over a run's configs (each given as its process lines) that ran in two
+    or more processes, all ok: sd^2 = sum over them of (k - 1) x (sample variance of the log process medians - the
+    mean within-process variance), over the sum of (k - 1), floored at 0. None when no config qualifies."""
+    pooled, df = 0.0, 0
+    for lines in configs:
+        if len(lines) < 2 or any(line.get(m.STATUS) != m.STATUS_OK for line in lines):
+            continue
+        logs = [math.log(line[m.STEP_TIME_MEDIAN_S]) for line in lines]
+        mean = sum(logs) / len(logs)
+        variance = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
+        within = sum(_within_variance(line) for line in lines) / len(lines)
+        pooled += (len(lines) - 1) * (variance - within)
+        df += len(lines) - 1
+    return ProcessSpread(math.sqrt(max(0.0, pooled / df)), df) if df else None
+
+
+def _widened(middle: float, low: float | None, high: float | None, spread: ProcessSpread) -> tuple[float, float]:
+    """One process's CI with the process spread added on each side, on the log scale (see the module)."""
+    between = t_975(spread.df) * spread.offset_sd(1)
+    below = math.log(middle / low) if low else 0.0
+    above = math.log(high / middle) if high else 0.0
+    return middle * math.exp(-math.hypot(below, between)), middle * math.exp(math.hypot(above, between))
+
+
+def _spread_columns(spread: ProcessSpread | None) -> dict[str, Any]:
+    return {
+        m.PROCESS_SPREAD_SD_REL: None if spread is None else spread.sd_log,
+        m.PROCESS_SPREAD_DF: None if spread is None else spread.df,
+    }
+
+
+def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str, Any]:
+    if line.get(m.STATUS) != m.STATUS_OK:
+        return {**line, m.REPEAT: None, m.CI_COVERS: None}
+    if spread is None:
+        return {**line, m.REPEAT: None, m.CI_COVERS: COVERS_WITHIN, **_spread_columns(None)}
+    middle = line[m.STEP_TIME_MEDIAN_S]
+    low, high = line.get(m.STEP_TIME_CI95_LOW_S), line.get(m.STEP_TIME_CI95_HIGH_S)
+    if low is not None and high is not None:
+        low, high = _widened(middle, low, high, spread)
+    drift = line.get(m.WINDOW_DRIFT_REL)
+    precision = Precision.of_interval(middle, low, high, line.get(m.SAMPLES) or 0, line.get(m.CI_TARGET))
+    return {
+        **line,
+        m.REPEAT: None,
+        m.STEP_TIME_CI95_LOW_S: low,
+        m.STEP_TIME_CI95_HIGH_S: high,
+        **precision.columns(),
+        m.SAMPLES: line.get(m.SAMPLES),
+        m.WINDOW_DRIFT_REL: drift,
+        m.CI_COVERS: covers_spread(1, spread),
+        **_spread_columns(spread),
+    }
+
+
+def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None) -> dict[str, Any]:
+    """One record from the stored lines of one config's processes (see the module); `spread`: the run's process
+    spread (run_process_spread), which its CI then covers."""
     lines = sorted(lines, key=lambda r: r.get(m.REPEAT) or 0)
     if len(lines) == 1:
-        ok = lines[0].get(m.STATUS) == m.STATUS_OK
-        return {**lines[0], m.REPEAT: None, m.CI_COVERS: COVERS_WITHIN if ok else None}
+        return _one_process(lines[0], spread)
     failed = [r for r in lines if r.get(m.STATUS) != m.STATUS_OK]
     if failed:
         first = failed[0]
@@ -75,7 +174,7 @@ def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
     pooled = [value for group in groups for value in group]
     stats = StepStats.from_samples(pooled)
     combined = median_of(groups)  # the statistic the bootstrap below resamples: the median of the process medians
-    interval = of_median(groups)
+    interval = of_median(groups, spread)
     low, high = (None, None) if interval is None else (interval.low, interval.high)
     precision = Precision.of_interval(combined, low, high, len(pooled), middle.get(m.CI_TARGET))
     throughput = middle[m.GLOBAL_BATCH_SIZE] / combined
@@ -93,7 +192,8 @@ def combine(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
         m.STEP_TIME_CI95_LOW_S: low,
         m.STEP_TIME_CI95_HIGH_S: high,
         **precision.columns(),
-        m.CI_COVERS: covers_between(len(lines)),
+        m.CI_COVERS: covers_between(len(lines)) if spread is None else covers_spread(len(lines), spread),
+        **_spread_columns(spread),
         m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
         m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,
@@ -108,4 +208,8 @@ def combine_all(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault((record.get(m.RUN_ID), record.get(m.CONFIG_ID)), []).append(record)
-    return [combine(lines) for lines in groups.values()]
+    runs: dict[Any, list[list[dict[str, Any]]]] = {}
+    for (run, _), lines in groups.items():
+        runs.setdefault(run, []).append(lines)
+    spreads = {run: run_process_spread(configs) for run, configs in runs.items()}
+    return [combine(lines, spreads[run]) for (run, _), lines in groups.items()]

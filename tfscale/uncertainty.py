@@ -11,6 +11,11 @@ The CI covers the spread within each measuring process. A config measured in sev
 (`repeats`) gives its samples as one list per process: the bootstrap is then hierarchical (processes resampled,
 then each chosen process's windows) and the statistic is the median of the per-process medians, so the CI covers
 the spread between processes as well.
+Where the run measured the spread between processes (`ProcessSpread`, pooled over its configs run in two or more
+processes: tfscale.repeats), each resample instead keeps every process and multiplies the median of their
+resampled medians by exp(sd x T / sqrt(k / f)): T a Student t variate with the spread's degrees of freedom (the
+spread is itself estimated), k the config's processes, f the variance factor of their median (1 up to 2 processes,
+pi / 2 from 3). The CI then covers what a fresh process of the config would measure, with few processes or one.
 Order-statistic CIs (of one median, and what follows monotonically from it, like busbw) need no bootstrap.
 """
 
@@ -30,9 +35,27 @@ CONFIDENCE = 0.95
 METHOD = (
     f"95 % CI: percentile bootstrap of the medians ({BOOTSTRAP_RESAMPLES} resamples of each config's timing "
     "windows, each drawing as many as they are worth independent ones given their serial dependence, fixed "
-    "seed); it covers the spread within each measuring process, and between processes for configs "
-    "run with repeats (processes resampled, then their windows)"
+    "seed), times a drawn process offset (Student's t with the spread between processes pooled over the run's "
+    "configs run with repeats) where the run measured that spread; else processes resampled for configs run with "
+    "repeats, and the spread within one process only for the others"
 )
+
+
+@dataclass(frozen=True)
+class ProcessSpread:
+    """How far one fresh process's median step strays from the config's beyond its own windows' noise: the
+    standard deviation of the log of process medians (about a relative spread: 0.05 is ~5 %) and the degrees of
+    freedom it was estimated with."""
+
+    sd_log: float
+    df: int
+
+    def offset_sd(self, processes: int) -> float:
+        """The log-sd of the median of `processes` processes' offsets (the mean's for 1 or 2, pi / 2 larger in
+        variance from 3 on: a median of normal variates)."""
+        factor = 1.0 if processes <= 2 else math.pi / 2
+        return self.sd_log * math.sqrt(factor / processes)
+
 
 # One process's timing windows, or one list per fresh process (a config run with repeats > 1).
 Samples = Sequence[float] | Sequence[Sequence[float]]
@@ -80,18 +103,30 @@ def _resampled_group(values: np.ndarray, rng: np.random.Generator) -> np.ndarray
     return np.median(values[picks], axis=1)
 
 
-def resampled_medians(samples: Samples, seed_offset: int = 0) -> np.ndarray:
+def resampled_medians(samples: Samples, seed_offset: int = 0, spread: ProcessSpread | None = None) -> np.ndarray:
     """BOOTSTRAP_RESAMPLES values of `median_of` on resamples (with replacement, same sizes) of `samples`: of the
-    windows for one process; of the processes, then of each chosen process's windows, for several."""
+    windows for one process; of the processes, then of each chosen process's windows, for several. With a
+    measured `spread`: every process's windows resampled, times a drawn process offset (see the module)."""
     groups = groups_of(samples)
     if any(group.size == 0 for group in groups):
         raise ValueError("no samples to resample")
     rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
+    if spread is not None:
+        within = np.median(np.stack([_resampled_group(group, rng) for group in groups], axis=1), axis=1)
+        return within * offset_factors(spread, len(groups), rng)
     if len(groups) == 1:
         return _resampled_group(groups[0], rng)
     medians = np.stack([_resampled_group(group, rng) for group in groups], axis=1)  # resample x process
     picks = rng.integers(0, len(groups), size=medians.shape)
     return np.median(np.take_along_axis(medians, picks, axis=1), axis=1)
+
+
+def offset_factors(spread: ProcessSpread | None, processes: int, rng: np.random.Generator) -> np.ndarray:
+    """BOOTSTRAP_RESAMPLES factors exp(offset) for the median of `processes` fresh processes' medians (all 1
+    without a measured spread): apply one set to every figure measured in those same processes."""
+    if spread is None:
+        return np.ones(BOOTSTRAP_RESAMPLES)
+    return np.exp(spread.offset_sd(processes) * rng.standard_t(spread.df, size=BOOTSTRAP_RESAMPLES))
 
 
 def _interval(values: np.ndarray) -> Interval:
@@ -100,17 +135,24 @@ def _interval(values: np.ndarray) -> Interval:
     return Interval(float(low), float(high))
 
 
-def of_medians(sets: Sequence[Samples], figure: Callable[..., np.ndarray]) -> Interval | None:
+Spreads = Sequence[ProcessSpread | None] | None  # one per sample set (None: that set's spread was not measured)
+
+
+def of_medians(sets: Sequence[Samples], figure: Callable[..., np.ndarray], spreads: Spreads = None) -> Interval | None:
     """CI of figure(median(set 0), median(set 1), ...) (element-wise on arrays); None when a set has fewer than two
-    samples (a bootstrap of one value says nothing)."""
+    samples (a bootstrap of one value says nothing). `spreads`: each set's measured ProcessSpread, for sets from
+    different processes (figures of one process's paired samples, like exposed communication, leave it out: the
+    process offset cancels)."""
     if any(size_of(values) < 2 for values in sets):
         return None
-    return _interval(figure(*(resampled_medians(values, i) for i, values in enumerate(sets))))
+    spreads = list(spreads) if spreads is not None else [None] * len(sets)
+    paired = enumerate(zip(sets, spreads, strict=True))
+    return _interval(figure(*(resampled_medians(values, i, spread) for i, (values, spread) in paired)))
 
 
-def ratio_of_medians(numerator: Samples, denominator: Samples) -> Interval | None:
+def ratio_of_medians(numerator: Samples, denominator: Samples, spreads: Spreads = None) -> Interval | None:
     """CI of median(numerator) / median(denominator)."""
-    return of_medians([numerator, denominator], lambda x, y: x / y)
+    return of_medians([numerator, denominator], lambda x, y: x / y, spreads)
 
 
 def difference_of_medians(minuend: Samples, subtrahend: Samples) -> Interval | None:
@@ -118,9 +160,9 @@ def difference_of_medians(minuend: Samples, subtrahend: Samples) -> Interval | N
     return of_medians([minuend, subtrahend], lambda x, y: x - y)
 
 
-def of_median(samples: Samples) -> Interval | None:
+def of_median(samples: Samples, spread: ProcessSpread | None = None) -> Interval | None:
     """CI of `median_of(samples)` itself."""
-    return of_medians([samples], lambda x: x)
+    return of_medians([samples], lambda x: x, [spread])
 
 
 def scaled(interval: Interval | None, factor: float) -> Interval | None:

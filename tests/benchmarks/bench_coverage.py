@@ -7,9 +7,11 @@ Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.unc
    of windows, the share of trials whose interval contains the true median, for the order-statistic CI of the
    record (StepStats), the bootstrap CI of derived figures (uncertainty.of_median), and the order-statistic CI when
    the windows stop at +-2 % (precision.stop_reason: optional stopping).
-2. Fresh processes (`--processes K`, minutes): K fresh worker processes of a few quickstart configs through the
-   runner; for each process, whether its stated interval of the median step time (and of the efficiency against
-   the 1-device baseline's process of the same round) contains the median of the other K - 1 processes' figures.
+2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
+   Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
+   processes); for each run and config, whether the interval tfscale states (load_results, analyze) of the median
+   step time and of the efficiency contains the median of the other K - 1 runs' figures; beside it, the same for
+   each process's own within-process CI.
 
     python tests/benchmarks/bench_coverage.py [--trials 1000] [--processes 8] [--only mlp]
 
@@ -31,7 +33,7 @@ import numpy as np
 from tfscale import metrics as m
 from tfscale.precision import stop_reason
 from tfscale.stats import StepStats
-from tfscale.uncertainty import of_median, ratio_of_medians
+from tfscale.uncertainty import of_median
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = 0.02  # the sources' spread: 2 % of a 1.0 s median
@@ -116,66 +118,112 @@ def simulated(trials: int) -> None:
         print(f"{source:14s} {'stop+-2%':>8s} {hits / trials:10.3f} {'':>10s} (median {typical:.0f} windows)")
 
 
-def processes(count: int, only: str | None) -> None:
-    # Late import: the simulated part needs no runner (and no suite on disk).
-    from tfscale.labels import model_label, record_mode
-    from tfscale.planner import expand
-    from tfscale.runner import run_config
-    from tfscale.suite import load_suite
+def coverage_suite(only: str | None) -> dict:
+    """The quickstart's 1- and 2-device OneDevice and Mirrored configs with its settings and repeats (some in two
+    processes: the run's process spread comes from them, as in the quickstart)."""
+    import yaml
 
-    specs = [
-        s
-        for s in expand(load_suite(ROOT / "suites" / "quickstart.yaml")).specs
-        if s.strategy in ("one_device", "mirrored") and s.devices in (1, 2) and only in (None, s.model)
+    quickstart = yaml.safe_load((ROOT / "suites" / "quickstart.yaml").read_text())
+    include = [
+        item
+        for item in quickstart["include"]
+        if item["strategy"] in ("one_device", "mirrored")
+        and item.get("devices_per_node", 1) <= 2
+        and only in (None, item["model"])
     ]
-    rounds: list[dict[str, dict]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    return {"name": "coverage", "device": quickstart["device"], "defaults": quickstart["defaults"], "include": include}
+
+
+def _share(hits: int, total: int) -> str:
+    return f"{hits}/{total} = {hits / total:.2f}" if total else "-"
+
+
+def processes(count: int, only: str | None, keep: str | None) -> None:
+    """`count` runs of the coverage suite (each a fresh set of processes), then for each run and config: does the
+    interval tfscale states (load_results and analyze, as the report reads them) contain the median of the other
+    runs' figures? Printed beside the same share for each process's own within-process CI (the stored line)."""
+    # Late import: the simulated part needs no runner (and no suite on disk).
+    import tfscale
+
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = keep or scratch
         for k in range(count):
-            order = specs if k % 2 == 0 else list(reversed(specs))  # alternate the order: drift hits both ends
-            rounds.append({s.config_id: run_config(s, Path(tmp) / f"round{k}", "coverage") for s in order})
-    print(f"\n{count} fresh processes per config: share of a process's 95 % interval that contains the others' median")
-    print(f"{'config':40s} {'step time':>10s} {'efficiency':>11s} {'spread %':>9s}")
-    step_hits = step_total = eff_hits = eff_total = 0
-    for spec in specs:
-        records = [r[spec.config_id] for r in rounds if r[spec.config_id][m.STATUS] == m.STATUS_OK]
-        medians = [r[m.STEP_TIME_MEDIAN_S] for r in records]
-        hits = sum(
-            covered(
-                r[m.STEP_TIME_CI95_LOW_S], r[m.STEP_TIME_CI95_HIGH_S], statistics.median(medians[:i] + medians[i + 1 :])
-            )
-            for i, r in enumerate(records)
+            tfscale.run(coverage_suite(only), run_id=f"round{k:02d}", results_dir=tmp, no_report=True)
+        report_coverage(Path(tmp) / "coverage")
+
+
+def report_coverage(suite_dir: Path) -> None:
+    """Print the coverage of the runs under `suite_dir` (results/<suite>)."""
+    import tfscale
+    from tfscale.labels import model_label, record_mode
+    from tfscale.store import read_records
+
+    frame = tfscale.analyze(tfscale.load_results(suite_dir))
+    lines = [r for run in sorted(suite_dir.iterdir()) if run.is_dir() for r in read_records(run / "records.jsonl")]
+    frame = frame[frame[m.STATUS] == m.STATUS_OK]
+    count = frame[m.RUN_ID].nunique()
+    print(f"\n{count} runs of {len(set(frame[m.CONFIG_ID]))} configs (some in 2 processes per run): share of")
+    print("a run's stated 95 % interval that contains the median of the other runs' figures")
+    print(f"{'config':36s} {'step (stated)':>14s} {'step (1 process)':>17s} {'efficiency':>11s} {'spread %':>9s}")
+    totals = dict.fromkeys(("step", "within", "eff"), (0, 0))
+    for config, rows in frame.groupby(m.CONFIG_ID, sort=False):
+        medians = list(rows[m.STEP_TIME_MEDIAN_S])
+        others = [statistics.median(medians[:i] + medians[i + 1 :]) for i in range(len(medians))]
+        step = sum(
+            covered(lo, hi, o)
+            for lo, hi, o in zip(rows[m.STEP_TIME_CI95_LOW_S], rows[m.STEP_TIME_CI95_HIGH_S], others, strict=True)
         )
-        step_hits, step_total = step_hits + hits, step_total + len(records)
-        base = next((b for b in specs if b.model == spec.model and b.strategy == "one_device"), None)
-        eff_text = "-"
-        if base is not None and base is not spec:
-            pairs = [(r[base.config_id], r[spec.config_id]) for r in rounds]
-            pairs = [(b, c) for b, c in pairs if m.STATUS_OK == b[m.STATUS] == c[m.STATUS]]
-            effs = [b[m.STEP_TIME_MEDIAN_S] / c[m.STEP_TIME_MEDIAN_S] for b, c in pairs]
-            ehits = 0
-            for i, (b, c) in enumerate(pairs):
-                interval = ratio_of_medians(b[m.STEP_TIMES_S], c[m.STEP_TIMES_S])
-                ehits += covered(interval.low, interval.high, statistics.median(effs[:i] + effs[i + 1 :]))
-            eff_hits, eff_total = eff_hits + ehits, eff_total + len(pairs)
-            eff_text = f"{ehits}/{len(pairs)}"
+        by_run = dict(zip(rows[m.RUN_ID], others, strict=True))
+        own = [r for r in lines if r[m.CONFIG_ID] == config and r[m.STATUS] == m.STATUS_OK]
+        within = sum(covered(r[m.STEP_TIME_CI95_LOW_S], r[m.STEP_TIME_CI95_HIGH_S], by_run[r[m.RUN_ID]]) for r in own)
+        effs = list(rows[m.SCALING_EFFICIENCY])
+        is_base = rows.iloc[0][m.STRATEGY] == "one_device"
+        eff = (0, 0)
+        if not is_base:
+            hits = sum(
+                covered(lo, hi, statistics.median(effs[:i] + effs[i + 1 :]))
+                for i, (lo, hi) in enumerate(
+                    zip(rows[m.SCALING_EFFICIENCY_CI95_LOW], rows[m.SCALING_EFFICIENCY_CI95_HIGH], strict=True)
+                )
+            )
+            eff = (hits, len(effs))
+        for key, (hits, total) in (("step", (step, len(rows))), ("within", (within, len(own))), ("eff", eff)):
+            totals[key] = (totals[key][0] + hits, totals[key][1] + total)
         spread = statistics.stdev(np.log(medians)) * 100 if len(medians) > 1 else float("nan")
-        label = f"{model_label(spec.model, spec.model_size)} {record_mode(records[0])} x{spec.devices}"
-        print(f"{label:40s} {f'{hits}/{len(records)}':>10s} {eff_text:>11s} {spread:9.1f}")
+        first = rows.iloc[0]
+        label = f"{model_label(first[m.MODEL], first[m.MODEL_SIZE])} {record_mode(first)} x{first[m.DEVICES]}"
+        print(
+            f"{label:36s} {f'{step}/{len(rows)}':>14s} {f'{within}/{len(own)}':>17s} "
+            f"{f'{eff[0]}/{eff[1]}' if eff[1] else '-':>11s} {spread:9.1f}"
+        )
+    spreads = frame[[m.RUN_ID, m.PROCESS_SPREAD_SD_REL, m.PROCESS_SPREAD_DF]].drop_duplicates()
     print(
-        f"all: step time {step_hits}/{step_total} = {step_hits / max(step_total, 1):.2f}; "
-        f"efficiency {eff_hits}/{eff_total} = {eff_hits / max(eff_total, 1):.2f}"
+        f"all: stated step-time CI {_share(*totals['step'])}; one process's own CI {_share(*totals['within'])}; "
+        f"efficiency {_share(*totals['eff'])}"
+    )
+    print(
+        "the runs' process spread (sd of log process medians beyond noise): "
+        + ", ".join(
+            f"{sd:.1%} ({int(df)} df)"
+            for sd, df in zip(spreads[m.PROCESS_SPREAD_SD_REL], spreads[m.PROCESS_SPREAD_DF], strict=True)
+        )
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=1000)
-    parser.add_argument("--processes", type=int, default=0, help="K fresh processes per config (0: simulated only)")
+    parser.add_argument("--processes", type=int, default=0, help="K fresh runs of each config (0: simulated only)")
     parser.add_argument("--only", help="only configs of this model")
+    parser.add_argument("--keep", help="results folder to keep the runs in (default: a temporary one)")
+    parser.add_argument("--from", dest="kept", help="only evaluate runs kept before: their results/<suite> folder")
     args = parser.parse_args()
+    if args.kept:
+        report_coverage(Path(args.kept))
+        return 0
     simulated(args.trials)
     if args.processes:
-        processes(args.processes, args.only)
+        processes(args.processes, args.only, args.keep)
     return 0
 
 

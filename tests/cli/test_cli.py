@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.cli import cli
+from tfscale.planner import SPREAD_NOTE
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -36,8 +37,9 @@ def test_plan_prints_table_and_count(runner, tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split()[:4] == ["config_id", "model", "strategy", "nodes"]
-    assert len(lines) == 1 + 4 + 1
-    assert lines[-1] == "4 configs in suite 'demo' (device: cpu)"
+    assert len(lines) == 1 + 4 + 1 + 1
+    assert lines[-2] == "4 configs in suite 'demo' (device: cpu)"
+    assert lines[-1] == SPREAD_NOTE  # no config in 2+ processes: the CIs will not cover the spread between them
 
 
 def test_plan_of_the_quickstart(runner):
@@ -116,7 +118,10 @@ def test_report_from_committed_records(runner, tmp_path):
     assert "<td>mlp/tiny, batch 16 weak</td>" in text and "of linear scaling" in text
     assert "All 17 configs succeeded." in text
     assert "How sure are these numbers" in text and "within noise" in text
-    assert "6 config(s): between 2 processes (hierarchical bootstrap)" in text  # the quickstart's repeats: 2
+    # the quickstart's repeats: 2 on six configs give the run's spread between processes, which every CI covers
+    six = "6 config(s): its 2 processes&#x27; windows and the spread between fresh processes (the run&#x27;s, sd 15.7%"
+    assert six in text
+    assert "11 config(s): its process&#x27;s windows and the spread between fresh processes" in text
     assert "2 nodes × 1" in text
     assert "All-reduce bus bandwidth vs message size" in text
     assert "one replica: no gradient communication" in text

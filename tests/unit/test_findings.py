@@ -104,21 +104,23 @@ def test_failed_configs_are_listed_with_their_reason(frame):
 
 def test_at_one_device_the_baseline_wins_a_tie_and_loses_a_measured_difference(frame):
     # Ranking noise made central_storage x1 (102 %) and mirrored x1 (110 %) the "best" one device; tied within
-    # noise, the baseline every efficiency is measured against is the best. The transformer's mirrored x1 is 11 %
-    # faster outside the noise of both (its own CI 106-119 %): it stays first.
+    # noise, the baseline every efficiency is measured against is the best. The transformer's mirrored x1 was 11 %
+    # faster outside the noise within its processes, but within the run's spread between processes (these records:
+    # 15.7 % sd, from cnn pairs 30-44 % apart): tied, so the baseline stays first. The baseline's own efficiency is
+    # 1 by definition, without a CI.
     rows = findings.findings_table(findings.best_rows(frame))
     one = {r["workload"].split(",")[0]: r for r in rows if r["devices"] == "1"}
-    assert (one["mlp/tiny"]["best layout"], one["mlp/tiny"]["efficiency"]) == (
-        "one_device, 1 node × 1",
-        "100.0 % (92.1 to 108.3)",
-    )
+    assert (one["mlp/tiny"]["best layout"], one["mlp/tiny"]["efficiency"]) == ("one_device, 1 node × 1", "100 %")
     assert one["mlp/tiny"]["runner-up"] == "central_storage, 1 node × 1: tied within noise"
     assert one["cnn/tiny"]["best layout"] == "one_device, 1 node × 1"
     assert one["cnn/tiny"]["runner-up"] == "mirrored, 1 node × 1: tied within noise"
     assert (one["transformer/tiny"]["best layout"], one["transformer/tiny"]["runner-up"]) == (
-        "mirrored, 1 node × 1",
-        "one_device, 1 node × 1: -9.9 % throughput",
+        "one_device, 1 node × 1",
+        "mirrored, 1 node × 1: tied within noise",
     )
+    mirrored = frame[(frame["model"] == "transformer") & (frame["strategy"] == "mirrored") & (frame["devices"] == 1)]
+    low, high = mirrored.iloc[0][["scaling_efficiency_ci95_low", "scaling_efficiency_ci95_high"]]
+    assert low < 1.0 < high  # 1.06-1.19 within its processes alone
 
 
 def test_the_rest_holds_the_communication_where_it_was_not_measured(frame):

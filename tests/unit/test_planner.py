@@ -367,3 +367,12 @@ def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
             SuiteError, match=f"^big.yaml: matrix and include name 11000 configs, over the {MAX_CONFIGS}"
         ):
             expand(suite)
+
+
+def test_a_plan_without_repeats_notes_that_no_ci_will_cover_the_spread_between_processes():
+    from tfscale.planner import SPREAD_NOTE, spread_note
+
+    once = "name: s\nmatrix: {model: [mlp], strategy: [one_device, mirrored]}\n"
+    assert spread_note(plan_of(once)) == SPREAD_NOTE
+    twice = once + "include:\n  - {model: mlp, strategy: mirrored, devices_per_node: 2, repeats: 2}\n"
+    assert spread_note(plan_of(twice)) is None

@@ -1,9 +1,22 @@
 """Combining a config's processes (repeats) into one record: exact values."""
 
+import math
+
 import pytest
 
 from tfscale import metrics as m
-from tfscale.repeats import COVERS_WITHIN, combine, combine_all, covers_between, samples_of
+from tfscale.repeats import (
+    COVERS_WITHIN,
+    combine,
+    combine_all,
+    covers_between,
+    covers_spread,
+    run_process_spread,
+    samples_of,
+    spread_of,
+)
+from tfscale.stats import Z_975, t_975
+from tfscale.uncertainty import ProcessSpread
 
 
 def line(repeat: int, samples: list[float], **extra) -> dict:
@@ -42,7 +55,8 @@ def test_processes_combine_into_the_median_of_medians_with_a_between_process_ci(
     assert record[m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S] == pytest.approx(80.0)
     assert (record[m.STEP_TIME_CI95_LOW_S], record[m.STEP_TIME_CI95_HIGH_S]) == (0.10, 0.30)
     assert record[m.CI_HALF_WIDTH_REL] == pytest.approx(0.5) and record[m.CI_MET] is False
-    assert record[m.CI_COVERS] == covers_between(3) == "between 3 processes (hierarchical bootstrap)"
+    assert record[m.CI_COVERS] == covers_between(3)
+    assert covers_between(3) == "between 3 processes (hierarchical bootstrap); no spread pooled over the run"
     assert (record[m.SAMPLES], record[m.TIMED_STEPS], record[m.DURATION_S]) == (18, 180, 15.0)
     assert record[m.PEAK_MEMORY_BYTES] == 1002  # other columns: the median process's (repeat 2)
     assert record[m.REPEAT] is None
@@ -58,3 +72,59 @@ def test_lines_combine_per_run_and_config_in_first_seen_order():
     lines = [line(0, [0.1] * 6), {**line(0, [0.2] * 6), m.CONFIG_ID: "d"}, line(1, [0.3] * 6)]
     records = combine_all(lines)
     assert [(r[m.CONFIG_ID], r.get(m.REPEAT_SAMPLES)) for r in records] == [("c", [6, 6]), ("d", None)]
+
+
+def measured(repeat: int, median_s: float, half_width_rel: float = 0.0, run: str = "r", config: str = "c") -> dict:
+    """A process line with a given median and a symmetric (on the log scale) CI of that relative half-width."""
+    low, high = median_s * math.exp(-half_width_rel), median_s * math.exp(half_width_rel)
+    return {
+        **line(repeat, [median_s] * 8),
+        m.RUN_ID: run,
+        m.CONFIG_ID: config,
+        m.STEP_TIME_CI95_LOW_S: low,
+        m.STEP_TIME_CI95_HIGH_S: high,
+        m.SAMPLES: 8,
+    }
+
+
+def test_the_process_spread_pools_log_variances_beyond_each_process_noise():
+    # config a: log medians 0 and 0.2 (variance 0.02), each within half-width 0.1 (variance (0.1/1.96)^2);
+    # config b: log medians 0, 0.1 and -0.1 (variance 0.01), no within noise; config c ran once: not pooled
+    a = [measured(0, 1.0, 0.1, config="a"), measured(1, math.exp(0.2), 0.1, config="a")]
+    b = [measured(0, 1.0, config="b"), measured(1, math.exp(0.1), config="b"), measured(2, math.exp(-0.1), config="b")]
+    spread = run_process_spread([a, b, [measured(0, 2.0, config="c")]])
+    expected = (1 * (0.02 - (0.1 / Z_975) ** 2) + 2 * 0.01) / 3
+    assert spread == ProcessSpread(pytest.approx(math.sqrt(expected)), 3)
+    assert run_process_spread([[measured(0, 2.0)]]) is None  # nothing ran twice: no spread
+    # within noise larger than the spread between processes: floored at 0
+    noisy = [measured(0, 1.0, 0.5), measured(1, math.exp(0.01), 0.5)]
+    assert run_process_spread([noisy]) == ProcessSpread(0.0, 1)
+
+
+def test_one_process_ci_takes_the_run_spread_on_each_side():
+    spread = ProcessSpread(0.05, 6)
+    record = combine([measured(0, 0.2, 0.03)], spread)
+    between = t_975(6) * 0.05
+    assert record[m.STEP_TIME_CI95_LOW_S] == pytest.approx(0.2 * math.exp(-math.hypot(0.03, between)))
+    assert record[m.STEP_TIME_CI95_HIGH_S] == pytest.approx(0.2 * math.exp(math.hypot(0.03, between)))
+    assert record[m.CI_HALF_WIDTH_REL] == pytest.approx(math.exp(math.hypot(0.03, between)) - 1)
+    assert record[m.CI_MET] is False and record[m.STEP_TIME_MEDIAN_S] == 0.2
+    assert record[m.CI_COVERS] == covers_spread(1, spread)
+    assert "sd 5.0% with 6 degrees of freedom" in record[m.CI_COVERS]
+    assert spread_of(record) == spread and spread_of(combine([measured(0, 0.2, 0.03)])) is None
+
+
+def test_every_config_of_a_run_covers_that_run_spread_and_no_other_run():
+    lines = [
+        measured(0, 1.0, config="a"),
+        measured(1, math.exp(0.1), config="a"),  # run r: log variance 0.005, df 1
+        measured(0, 0.5, 0.01, config="b"),  # run r, one process
+        measured(0, 0.5, 0.01, run="other", config="b"),  # a run with nothing repeated
+    ]
+    records = {(r[m.RUN_ID], r[m.CONFIG_ID]): r for r in combine_all(lines)}
+    assert spread_of(records["r", "a"]) == spread_of(records["r", "b"]) == ProcessSpread(pytest.approx(0.005**0.5), 1)
+    assert spread_of(records["other", "b"]) is None and records["other", "b"][m.CI_COVERS] == COVERS_WITHIN
+    # df 1: t = 12.7, so the one-process config's CI is wide: what one pair of processes can say
+    assert records["r", "b"][m.STEP_TIME_CI95_HIGH_S] == pytest.approx(
+        0.5 * math.exp(math.hypot(0.01, 12.706205 * 0.005**0.5))
+    )

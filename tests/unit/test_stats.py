@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from tfscale.stats import StepStats, median, median_ci_ranks, percentile, serial_inflation
+from tfscale.stats import StepStats, median, median_ci_ranks, percentile, serial_inflation, t_975
 
 
 def test_percentile_linear_interpolation():
@@ -82,3 +82,11 @@ def test_step_stats_widen_for_windows_in_runs():
     shifted = StepStats.from_samples(values)
     assert (interleaved.ci95_low, interleaved.ci95_high, interleaved.inflation) == (5.0, 14.0, 1.0)
     assert shifted.inflation > 10 and (shifted.ci95_low, shifted.ci95_high) == (0.0, 19.0)
+
+
+def test_t_quantile_from_the_table_and_beyond():
+    assert (t_975(1), t_975(6), t_975(30)) == (12.706205, 2.446912, 2.042272)
+    assert t_975(40) == pytest.approx(2.021075, abs=1e-5)  # Cornish-Fisher; the table value is 2.021075
+    assert t_975(120) == pytest.approx(1.979930, abs=1e-5)
+    with pytest.raises(ValueError, match="df >= 1"):
+        t_975(0)

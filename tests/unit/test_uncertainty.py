@@ -1,14 +1,21 @@
 """Bootstrap CIs of derived figures: exact where the samples leave no doubt, and reproducible."""
 
+import math
+
+import numpy as np
 import pytest
 
+from tfscale.stats import t_975
 from tfscale.uncertainty import (
+    BOOTSTRAP_RESAMPLES,
     Interval,
+    ProcessSpread,
     difference_of_medians,
     groups_of,
     median_of,
     of_median,
     of_medians,
+    offset_factors,
     ratio_of_medians,
     resampled_medians,
     scaled,
@@ -66,3 +73,24 @@ def test_processes_are_resampled_too_so_their_spread_widens_the_interval():
 def test_one_process_given_as_a_group_is_the_plain_bootstrap():
     samples = [1.0, 1.5, 1.2, 1.1, 1.3, 1.4, 1.25, 1.05]
     assert resampled_medians([samples]).tolist() == resampled_medians(samples).tolist()
+
+
+def test_a_measured_process_spread_moves_constant_samples_by_a_t_distributed_offset():
+    # Constant windows: all the interval's width is the process offset, exp(+-t_975(df) x sd) up to bootstrap noise
+    spread = ProcessSpread(0.1, 5)
+    interval = of_median([2.0] * 10, spread)
+    assert math.log(interval.high / 2.0) == pytest.approx(t_975(5) * 0.1, rel=0.1)
+    assert math.log(2.0 / interval.low) == pytest.approx(t_975(5) * 0.1, rel=0.1)
+    # two processes: the offset of their mean, sd / sqrt(2); three or more: of their median, pi / 2 in variance
+    assert spread.offset_sd(2) == pytest.approx(0.1 / math.sqrt(2))
+    assert spread.offset_sd(4) == pytest.approx(0.1 * math.sqrt(math.pi / 2 / 4))
+    # a ratio of two configs from different processes takes both offsets
+    ratio = ratio_of_medians([2.0] * 10, [1.0] * 10, [spread, spread])
+    assert math.log(ratio.high / 2.0) > math.log(interval.high / 2.0)
+
+
+def test_no_spread_no_offset_and_a_zero_spread_leaves_the_windows_alone():
+    rng = np.random.default_rng(0)
+    assert (offset_factors(None, 3, rng) == np.ones(BOOTSTRAP_RESAMPLES)).all()
+    assert (offset_factors(ProcessSpread(0.0, 4), 3, rng) == np.ones(BOOTSTRAP_RESAMPLES)).all()
+    assert of_median([1.0, 2.0, 3.0, 4.0], ProcessSpread(0.0, 4)) == of_median([1.0, 2.0, 3.0, 4.0], None)

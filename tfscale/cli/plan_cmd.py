@@ -8,7 +8,7 @@ import click
 
 from tfscale.api import plan as plan_suite
 from tfscale.netsim.network import unavailable_reason
-from tfscale.planner import network_note, plan_rows
+from tfscale.planner import network_note, plan_rows, spread_note
 from tfscale.preflight import gpu_preflight
 from tfscale.textable import format_table
 
@@ -26,9 +26,9 @@ def plan(suite_file: str, as_json: bool) -> None:
     click.echo(format_table(plan_rows(result)))
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
     click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device}){collapsed}")
-    note = network_note(result, unavailable_reason())
-    if note:
-        click.echo(note, err=True)
+    for note in (network_note(result, unavailable_reason()), spread_note(result)):
+        if note:
+            click.echo(note, err=True)
     if result.suite.device == "gpu":
         from tfscale.envinfo import host_gpus  # late: asks NVML, which only GPU suites need
 
