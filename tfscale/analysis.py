@@ -331,7 +331,7 @@ def warnings_for(frame: pd.DataFrame) -> list[str]:
 
 
 PRECISION_NOTE = (
-    "Step times of one config differ more between fresh processes than within one (process medians 4-10 % sd "
+    "Step times of one config differ more between fresh processes than within one (process medians 4-16 % sd "
     "apart on a shared 2-core machine, against +-2 % within one process). Where configs of a run ran in two or "
     "more processes (repeats), the spread of their process medians beyond each process's own noise is pooled over "
     "the run (process_spread_sd_rel, with process_spread_df degrees of freedom) and every CI of the run covers it: "

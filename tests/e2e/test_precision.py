@@ -18,6 +18,7 @@ from tfscale.precision import (
     WARMUP_STEADY,
     ci_half_width_rel,
 )
+from tfscale.repeats import covers_spread, run_process_spread
 from tfscale.store import load_results
 
 pytestmark = pytest.mark.e2e
@@ -138,9 +139,12 @@ def test_repeats_run_interleaved_fresh_processes_combined_into_one_record(tmp_pa
         medians = [r["step_time_median_s"] for r in mine]
         assert record["repeat_medians_s"] == medians and record["repeat_samples"] == [r["samples"] for r in mine]
         assert record["step_time_median_s"] == pytest.approx(sum(medians) / 2)  # median of two
-        assert record["ci_covers"] == "between 2 processes (hierarchical bootstrap)"
-        assert record["step_time_ci95_low_s"] <= min(medians) and record["step_time_ci95_high_s"] >= max(medians)
+        # both configs ran twice: the run's spread between processes is pooled from them, and both CIs cover it
+        spread = run_process_spread([[r for r in lines if r["config_id"] == c] for c in frame["config_id"]])
+        assert (record["process_spread_sd_rel"], record["process_spread_df"]) == (pytest.approx(spread.sd_log), 2)
+        assert record["ci_covers"] == covers_spread(2, spread)
+        assert record["step_time_ci95_low_s"] <= record["step_time_median_s"] <= record["step_time_ci95_high_s"]
         assert record["samples"] == sum(r["samples"] for r in mine)
         assert record["timed_steps"] == 2 * 20  # steps: 20 in each process, in windows that divide it
     html = (tmp_path / "reports" / "rep.html").read_text()
-    assert "2 config(s): between 2 processes (hierarchical bootstrap)" in html
+    assert "2 config(s): its 2 processes&#x27; windows and the spread between fresh processes" in html
