@@ -338,7 +338,7 @@ PRECISION_NOTE = (
     "a one-process CI widened on each side by Student's t times that spread, several processes' CI and every "
     "speedup, efficiency and gap CI by a bootstrap of each process's windows times a drawn process offset. Without "
     "such configs a CI covers the windows of its process only, and reruns land outside it most of the time (a "
-    "one-process CI contained the other runs' median 36 % of the time here): set repeats: 2 on a few configs. Runs "
+    "one-process CI contained the other runs' median 34 % of the time here): set repeats: 2 on a few configs. Runs "
     "at other times can differ by more than processes of one run (tests/benchmarks/bench_coverage.py measures how "
     "often a stated CI contains the median of other runs). The target (+-2 %) is what each process measures to; "
     "the stated CI is wider. An efficiency whose CI contains 1.0 at one device is consistent with its baseline; a "
