@@ -32,13 +32,6 @@ from tfscale.stats import serial_inflation
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
 CONFIDENCE = 0.95
-METHOD = (
-    f"95 % CI: percentile bootstrap of the medians ({BOOTSTRAP_RESAMPLES} resamples of each config's timing "
-    "windows, each drawing as many as they are worth independent ones given their serial dependence, fixed "
-    "seed), times a drawn process offset (Student's t with the spread between processes pooled over the run's "
-    "configs run with repeats) where the run measured that spread; else processes resampled for configs run with "
-    "repeats, and the spread within one process only for the others"
-)
 
 
 @dataclass(frozen=True)
