@@ -255,8 +255,9 @@ def run_suite(
     elif any(spec.network_link is not None for spec in plan.specs):
         _remove_stale_networks(echo)
     check_user_models(plan)
-    if spread_note(plan):  # after the checks, so that a refused suite gets its error line alone
-        echo.err(spread_note(plan))
+    spread = spread_note(plan)
+    if spread:  # after the checks, so that a refused suite gets its error line alone
+        echo.err(spread)
     pending = pending_specs(plan, folder, rerun_failed)
     kept = f"; {pending.recorded} already recorded, skipped" if pending.recorded else ""
     retried = f"; {pending.retried} failed ones run again" if pending.retried else ""

@@ -142,16 +142,14 @@ def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str
     low, high = line.get(m.STEP_TIME_CI95_LOW_S), line.get(m.STEP_TIME_CI95_HIGH_S)
     if low is not None and high is not None:
         low, high = _widened(middle, low, high, spread)
-    drift = line.get(m.WINDOW_DRIFT_REL)
     precision = Precision.of_interval(middle, low, high, line.get(m.SAMPLES) or 0, line.get(m.CI_TARGET))
     return {
         **line,
         m.REPEAT: None,
         m.STEP_TIME_CI95_LOW_S: low,
         m.STEP_TIME_CI95_HIGH_S: high,
-        **precision.columns(),
-        m.SAMPLES: line.get(m.SAMPLES),
-        m.WINDOW_DRIFT_REL: drift,
+        m.CI_MET: precision.ci_met,  # the process's samples and window drift stay as it recorded them
+        m.CI_HALF_WIDTH_REL: precision.ci_half_width_rel,
         m.CI_COVERS: covers_spread(1, spread),
         **_spread_columns(spread),
     }
