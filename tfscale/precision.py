@@ -17,9 +17,9 @@ rule has exact-value tests.
 - Drift of the timed windows (`window_drift`): the median of their last third over that of their first, - 1; the
   analysis flags one beyond DRIFT_FLAG whose thirds' 95 % CIs do not overlap (a trend the median's CI ignores).
 - Stopping (`steps: auto`): after at least STOP_MIN_SAMPLES windows, stop when the 95 % CI of the median per-step
-  time (order statistics, widened for the windows' serial dependence: stats.serial_inflation) lies within
+  time (order statistics, their ranks from batch means for the windows' serial dependence: stats.median_ci) lies within
   +-target_ci of the median (its larger side, relative to the median), or when
-  max_measure_s of timed windows have been spent (never before CI_MIN_SAMPLES windows, the fewest that give a
+  max_measure_s of timed windows have been spent (never before CI_MIN_WINDOWS windows, the fewest that give a
   95 % CI), or at MAX_SAMPLES windows. The CI is checked after every window up to CHECK_EVERY_UNTIL windows, then
   every n / CHECK_SPACING windows (sorting 2000 samples after each 2 ms window would cost more than the window).
   STOP_MIN_SAMPLES is 20, not 10, because stopping when a CI is narrow ("optional stopping") makes it optimistic:
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from tfscale import metrics as m
 from tfscale.axes import AUTO
-from tfscale.stats import Z_975, StepStats, median
+from tfscale.stats import CI_MIN_WINDOWS, Z_975, StepStats, median
 
 CALIBRATION_MARGIN = 1.2
 GROWTH_CAP = 10
@@ -46,7 +46,6 @@ CHECK_EVERY_UNTIL = 100
 CHECK_SPACING = 50
 MIN_SAMPLES = 10
 STOP_MIN_SAMPLES = 20
-CI_MIN_SAMPLES = 6
 MAX_SAMPLES = 2000
 
 # Why the timed windows stopped (record column measure_stop) and why the warm-up did (warmup_stop).
@@ -118,9 +117,9 @@ def steady(block_medians: list[float], block_s: float = STEADY_BLOCK_S) -> bool:
 
 def window_drift(samples: list[float]) -> float | None:
     """median(last third) / median(first third) - 1 of the timed windows in time order; None below 3 x
-    CI_MIN_SAMPLES windows (a third needs a CI of its own to be compared)."""
+    CI_MIN_WINDOWS windows (a third needs a CI of its own to be compared)."""
     third = len(samples) // 3
-    if third < CI_MIN_SAMPLES:
+    if third < CI_MIN_WINDOWS:
         return None
     return median(samples[-third:]) / median(samples[:third]) - 1.0
 
@@ -167,7 +166,7 @@ def half_width_rel(median: float, low: float | None, high: float | None) -> floa
 
 
 def ci_half_width_rel(samples: list[float]) -> float | None:
-    """half_width_rel of the samples' median and its order-statistic 95 % CI; None below CI_MIN_SAMPLES samples
+    """half_width_rel of the samples' median and its order-statistic 95 % CI; None below CI_MIN_WINDOWS samples
     (no distribution-free CI exists)."""
     stats = StepStats.from_samples(samples)
     return half_width_rel(stats.median, stats.ci95_low, stats.ci95_high)
@@ -183,7 +182,7 @@ def stop_reason(samples: list[float], spent_s: float, target_ci: float, max_meas
         width = ci_half_width_rel(samples)
         if width is not None and width <= target_ci:
             return STOP_TARGET
-    if n >= CI_MIN_SAMPLES and spent_s >= max_measure_s:
+    if n >= CI_MIN_WINDOWS and spent_s >= max_measure_s:
         return STOP_BUDGET
     return None
 
@@ -194,7 +193,7 @@ class Precision:
 
     ci_target: float | None  # None in records from before the precision settings
     ci_met: bool  # the 95 % CI of the median lies within +-ci_target (False where no CI exists)
-    ci_half_width_rel: float | None  # None below CI_MIN_SAMPLES samples
+    ci_half_width_rel: float | None  # None below CI_MIN_WINDOWS samples
     samples: int
     window_drift_rel: float | None = None  # window_drift of one process's windows; None for combined processes
 

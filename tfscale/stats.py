@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 Z_975 = 1.959963984540054  # standard normal quantile of 0.975: the half-width of a normal 95 % interval, in SEs
 
@@ -51,86 +50,82 @@ def median(values: list[float]) -> float:
     return percentile(sorted(values), 50.0)
 
 
-def median_ci_ranks(n: int, confidence: float = 0.95, inflation: float = 1.0) -> tuple[int, int] | None:
-    """1-based ranks (j, k) of the order statistics bounding a distribution-free CI of the median.
-
-    Uses the binomial distribution of the number of samples below the median: the interval
-    [x_(j), x_(k)] with k = n + 1 - j covers the median with probability 1 - 2 * P(Bin(n, 1/2) <= j - 1).
-    Takes the largest j (narrowest interval) whose coverage is still >= `confidence`. None when even
-    [x_(1), x_(n)] covers less (n < 6 at 95 %).
-
-    `inflation` >= 1 (serial_inflation): the variance of the count below the median is that many times the
-    independent one, so the distance of each rank from the middle, (n + 1) / 2 - j, grows by sqrt(inflation)
-    (rounded to the nearest rank, at least rank 1): a normal approximation around the exact independent ranks.
-    """
-    exact = _independent_ranks(n, confidence)
-    if exact is None or inflation <= 1.0:
-        return exact
-    middle = (n + 1) / 2
-    j = max(1, math.floor(middle - (middle - exact[0]) * math.sqrt(inflation) + 0.5))
-    return j, n + 1 - j
+CI_MIN_WINDOWS = 6  # below, even [x_(1), x_(n)] contains the median of independent windows less than 95 % of the time
+MIN_BATCHES, MAX_BATCHES = 4, 10
 
 
-def _independent_ranks(n: int, confidence: float) -> tuple[int, int] | None:
-    """median_ci_ranks for independent samples: exact, from Bin(n, 1/2)."""
-    # Exact integer arithmetic: 2.0**n overflows a float from n = 1024 (a 2 s budget of 1 ms windows over three
-    # processes pools 3,000 samples). Coverage >= confidence  <=>  (2^n - 2 * sum of C(n, i), i < j) >= c * 2^n.
-    level = Fraction(str(confidence))
-    total = 1 << n
-    best = None
-    below, term = 0, 1  # sum of C(n, i) for i < j, and C(n, j - 1)
-    for j in range(1, n // 2 + 1):
-        below += term
-        if (total - 2 * below) * level.denominator >= level.numerator * total:
-            best = (j, n + 1 - j)
-        else:
-            break
-        term = term * (n - j + 1) // j
-    return best
+def batch_count(n: int) -> int:
+    """How many contiguous batches the median CI of n windows splits them into: round(n^(1/3)), 4 to 10 (batches of
+    at least ~n^(2/3) windows, so that they are about independent where the windows' dependence is short)."""
+    return min(MAX_BATCHES, max(MIN_BATCHES, round(n ** (1 / 3))))
 
 
-def _signs(values: list[float]) -> list[float]:
-    """Each value's side of the median (1 below, 0 above, 0.5 at it), centred on their mean."""
-    middle = median(values)
-    signs = [1.0 if x < middle else 0.0 if x > middle else 0.5 for x in values]
-    mean = sum(signs) / len(signs)
-    return [x - mean for x in signs]
+@dataclass(frozen=True)
+class MedianCI:
+    """A 95 % CI of the median of windows in time order (`median_ci`), in the windows' unit."""
+
+    low: float
+    high: float
+    batches: int  # the batch means' count: the half-width is in t_975(batches - 1) of their standard errors
+    inflation: float  # the signs' batch-means long-run variance over their variance (1 for independent windows)
+
+    @property
+    def df(self) -> int:
+        return self.batches - 1
 
 
-def _autocovariance(centred: list[float], lag: int) -> float:
-    return sum(a * b for a, b in zip(centred, centred[lag:], strict=False)) / len(centred)
+def _at_rank(ordered: list[float], rank: float) -> float:
+    """The value at a fractional 1-based rank of sorted values, interpolated linearly between neighbours (ranks
+    beyond 1 and n clamped to them)."""
+    rank = min(max(rank, 1.0), float(len(ordered)))
+    below = math.floor(rank)
+    above = min(below + 1, len(ordered))
+    return ordered[below - 1] + (ordered[above - 1] - ordered[below - 1]) * (rank - below)
 
 
-def serial_inflation(values: list[float]) -> float:
-    """How many times the variance of the count of values below their median exceeds what independent values give,
-    from their serial dependence (in time order): the larger of two estimates of the long-run variance of the signs
-    (1 below the median, 0 above) over their variance, at least 1.
+def median_ci(values: list[float]) -> MedianCI | None:
+    """95 % CI of the median of `values` in the order they were taken, allowing for their serial dependence: batch
+    means of the signs about the median, mapped to order statistics. None below CI_MIN_WINDOWS values.
 
-    - AR(1) plug-in: (1 + r) / (1 - r), r the signs' lag-1 autocorrelation plus Kendall's small-sample bias
-      correction (1 + 3 r) / n, r capped at 0.95;
-    - Bartlett (Newey-West) long-run variance with bandwidth L = round(2 n^(1/3)), for dependence beyond lag 1
-      (level shifts).
+    The count of values below the median decides which order statistics bound it (the classical distribution-free
+    CI). Its variance is estimated by batch means: the values split into B = batch_count(n) contiguous batches of
+    near-equal size w_b; the fraction of each batch below the sample median, p_b, gives the long-run variance of one
+    sign (1 below, 0 above, 0.5 at the median) as s2 = sum w_b (p_b - p)^2 / (B - 1), p the overall fraction, at
+    least B / (12 n) (the variance of rounding a batch's fraction to multiples of 1 / w_b). The
+    half-width in ranks is h = t_975(B - 1) sqrt(n s2) (for independent values s2 ~ 1/4 and h ~ 1.96 sqrt(n) / 2,
+    the normal approximation of the exact ranks) and the CI is [x_((n + 1) / 2 - h), x_((n + 1) / 2 + h)],
+    fractional ranks interpolated between neighbours and clamped to [x_(1), x_(n)].
 
-    Why: timing windows of one process are autocorrelated (lag-1 median 0.45 in 86 real records); the
-    order-statistic CI assumes independence and covered the median 0.75-0.81 of the time at rho 0.6. Simulated
-    (tests/benchmarks/bench_coverage.py), the widened CI covers 0.93-0.98 for independent, AR(1) 0.3 and 0.6 and
-    level-shift sources at 15 to 150 windows. 1.0 below 3 values.
+    Why: timing windows of one process are autocorrelated (lag-1 rank autocorrelation median 0.45 in 86 real
+    records) and drift in level shifts; ranks exact for independent windows covered 0.75-0.81 at rho 0.6. Batch
+    means need no model of the dependence, and the t quantile with B - 1 degrees of freedom pays for estimating the
+    variance from B batches. Simulated (tests/benchmarks/bench_coverage.py, 3,000 trials), the CI covered the true
+    median 0.93-0.97 for independent, AR(1) 0.3 and 0.6 and level-shift windows from 15 to 400 windows.
     """
     n = len(values)
-    if n < 3:
-        return 1.0
-    signs = _signs(values)
-    variance = _autocovariance(signs, 0)
-    if variance == 0:
-        return 1.0
-    r = _autocovariance(signs, 1) / variance
-    r = min(max(r + (1 + 3 * r) / n, 0.0), 0.95)
-    ar1 = (1 + r) / (1 - r)
-    bandwidth = min(n - 1, max(1, round(2 * n ** (1 / 3))))
-    long_run = variance + 2 * sum(
-        (1 - lag / (bandwidth + 1)) * _autocovariance(signs, lag) for lag in range(1, bandwidth + 1)
+    if n < CI_MIN_WINDOWS:
+        return None
+    ordered = sorted(values)
+    middle = percentile(ordered, 50.0)
+    signs = [1.0 if x < middle else 0.0 if x > middle else 0.5 for x in values]
+    batches = batch_count(n)
+    edges = [round(i * n / batches) for i in range(batches + 1)]
+    overall = sum(signs) / n
+    spread = sum(
+        (edges[b + 1] - edges[b]) * (sum(signs[edges[b] : edges[b + 1]]) / (edges[b + 1] - edges[b]) - overall) ** 2
+        for b in range(batches)
+    ) / (batches - 1)
+    # A batch's fraction is a multiple of 1 / w: rounding to that grid alone adds 1 / (12 w) to s2 (w = n / B), so
+    # a smaller s2 is not resolved (equal fractions, as a periodic pattern gives, would make a CI of zero width).
+    long_run = max(spread, batches / (12 * n))
+    half = t_975(batches - 1) * math.sqrt(n * long_run)
+    variance = sum((x - overall) ** 2 for x in signs) / n
+    return MedianCI(
+        low=_at_rank(ordered, (n + 1) / 2 - half),
+        high=_at_rank(ordered, (n + 1) / 2 + half),
+        batches=batches,
+        inflation=long_run / variance if variance else 1.0,
     )
-    return max(1.0, ar1, long_run / variance)
 
 
 @dataclass(frozen=True)
@@ -143,9 +138,10 @@ class StepStats:
     p10: float
     p90: float
     mad: float  # median absolute deviation from the median, unscaled
-    ci95_low: float | None  # 95 % CI of the median from order statistics; None below 6 samples
+    ci95_low: float | None  # 95 % CI of the median (median_ci); None below CI_MIN_WINDOWS samples
     ci95_high: float | None
-    inflation: float = 1.0  # serial_inflation of the samples (in time order) that widened the CI
+    ci_batches: int | None = None  # the batches median_ci estimated the CI's spread from
+    inflation: float = 1.0  # median_ci's variance inflation for the samples' serial dependence (1: independent)
 
     @classmethod
     def from_samples(cls, samples: list[float]) -> StepStats:
@@ -154,9 +150,7 @@ class StepStats:
             raise ValueError("no step-time samples")
         ordered = sorted(samples)
         med = percentile(ordered, 50.0)
-        inflation = serial_inflation(list(samples))
-        ranks = median_ci_ranks(len(ordered), inflation=inflation)
-        low, high = (ordered[ranks[0] - 1], ordered[ranks[1] - 1]) if ranks else (None, None)
+        ci = median_ci(list(samples))
         return cls(
             n=len(ordered),
             median=med,
@@ -164,9 +158,10 @@ class StepStats:
             p10=percentile(ordered, 10.0),
             p90=percentile(ordered, 90.0),
             mad=median([abs(x - med) for x in ordered]),
-            ci95_low=low,
-            ci95_high=high,
-            inflation=inflation,
+            ci95_low=ci.low if ci else None,
+            ci95_high=ci.high if ci else None,
+            ci_batches=ci.batches if ci else None,
+            inflation=ci.inflation if ci else 1.0,
         )
 
     @property

@@ -1,15 +1,15 @@
 """Confidence intervals of the figures derived from step-time samples. Pure (numpy), deterministic.
 
-Method (stated in the report): a percentile bootstrap over the per-window samples of each config, BOOTSTRAP_RESAMPLES
-times with a fixed seed, so a figure and its CI are the same on every reading. Windows of one process are serially
-dependent: each resample draws as many windows as they are worth independent ones (`effective_size`: their number
-over stats.serial_inflation; all of them for independent windows).
+Method (stated in the report): a percentile bootstrap, BOOTSTRAP_RESAMPLES draws with a fixed seed, so a figure
+and its CI are the same on every reading. Windows of one process are serially dependent, so each draw of a
+process's median comes from the median CI of its windows (stats.median_ci, batch means: a parametric bootstrap,
+`_drawn_medians`), not from resampling windows as if they were independent.
 A derived figure is a function of the medians of one or two sample sets (speedup and efficiency: the ratio of
 the baseline's median step to the config's; exposed communication: the difference of the fused and the
 compute-only medians); its CI is the 2.5th and 97.5th percentiles of that function over the resampled medians.
 The CI covers the spread within each measuring process. A config measured in several fresh processes
 (`repeats`) gives its samples as one list per process: the bootstrap is then hierarchical (processes resampled,
-then each chosen process's windows) and the statistic is the median of the per-process medians, so the CI covers
+then each chosen process's median drawn) and the statistic is the median of the per-process medians, so the CI covers
 the spread between processes as well.
 Where the run measured the spread between processes (`ProcessSpread`, pooled over its configs run in two or more
 processes: tfscale.repeats), each resample instead keeps every process and multiplies the median of their
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfscale.stats import serial_inflation
+from tfscale.stats import median_ci, t_975
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
@@ -81,35 +81,41 @@ def median_of(samples: Samples) -> float:
     return float(np.median([np.median(group) for group in groups_of(samples)]))
 
 
-def effective_size(values: Sequence[float]) -> int:
-    """How many independent windows `values` are worth: their number over their serial_inflation (in time order),
-    rounded, at least 2 (all of them where they are about independent)."""
-    return max(2, math.floor(len(values) / serial_inflation(list(values)) + 0.5)) if len(values) > 2 else len(values)
+def _drawn_medians(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """BOOTSTRAP_RESAMPLES draws of one process's median, from the median CI of its windows (in time order).
 
-
-def _resampled_group(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    # m-out-of-n: each resample draws effective_size windows, so the spread of its median is that of a median of
-    # that many independent windows. Simulated (bench_coverage), this covered 0.86-0.96 for AR(1) 0.3 and 0.6 and
-    # level shifts where resampling all n windows, alone or in circular blocks of the inflation's length, gave
-    # 0.74-0.94.
-    picks = rng.integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, effective_size(values)))
-    return np.median(values[picks], axis=1)
+    A parametric bootstrap: median x exp(T x s), T a Student t variate with the CI's degrees of freedom and s the
+    log half-width of the CI's side that T falls on over t_975(df), so the draws' 2.5th and 97.5th percentiles are
+    the CI's ends (stats.median_ci: batch means, allowing for serial dependence). Additive where a CI reaches 0.
+    Why not resample the windows: resampling treats them as independent (0.68-0.74 coverage at AR(1) 0.6), and
+    resampling fewer of them (n over a variance inflation) or circular blocks covered 0.84-0.95 (bench_coverage).
+    Below stats.CI_MIN_WINDOWS windows (no CI) it resamples the windows themselves.
+    """
+    ci = median_ci(list(values))
+    if ci is None:
+        picks = rng.integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, values.size))
+        return np.median(values[picks], axis=1)
+    middle = float(np.median(values))
+    draws = rng.standard_t(ci.df, size=BOOTSTRAP_RESAMPLES) / t_975(ci.df)
+    if ci.low > 0:
+        return middle * np.exp(np.where(draws < 0, math.log(middle / ci.low), math.log(ci.high / middle)) * draws)
+    return middle + np.where(draws < 0, middle - ci.low, ci.high - middle) * draws
 
 
 def resampled_medians(samples: Samples, seed_offset: int = 0, spread: ProcessSpread | None = None) -> np.ndarray:
-    """BOOTSTRAP_RESAMPLES values of `median_of` on resamples (with replacement, same sizes) of `samples`: of the
-    windows for one process; of the processes, then of each chosen process's windows, for several. With a
-    measured `spread`: every process's windows resampled, times a drawn process offset (see the module)."""
+    """BOOTSTRAP_RESAMPLES draws of `median_of(samples)`: of one process's median (`_drawn_medians`); for several,
+    of the processes (with replacement), then of each chosen process's median. With a measured `spread`: every
+    process's median drawn, times a drawn process offset (see the module)."""
     groups = groups_of(samples)
     if any(group.size == 0 for group in groups):
         raise ValueError("no samples to resample")
     rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
     if spread is not None:
-        within = np.median(np.stack([_resampled_group(group, rng) for group in groups], axis=1), axis=1)
+        within = np.median(np.stack([_drawn_medians(group, rng) for group in groups], axis=1), axis=1)
         return within * offset_factors(spread, len(groups), rng)
     if len(groups) == 1:
-        return _resampled_group(groups[0], rng)
-    medians = np.stack([_resampled_group(group, rng) for group in groups], axis=1)  # resample x process
+        return _drawn_medians(groups[0], rng)
+    medians = np.stack([_drawn_medians(group, rng) for group in groups], axis=1)  # resample x process
     picks = rng.integers(0, len(groups), size=medians.shape)
     return np.median(np.take_along_axis(medians, picks, axis=1), axis=1)
 

@@ -351,7 +351,7 @@ def test_a_one_device_efficiency_surely_above_one_is_called_out():
     fast = with_samples(record("f", "mirrored", 1, 0.008), [0.008, 0.0081, 0.0079] * 4)
     notes = warnings_for(add_scaling(pd.DataFrame([base, fast])))
     assert notes[-1].startswith(
-        "Config f (mlp, mirrored, x1): 1-device efficiency 1.25 (95 % CI 1.23 to 1.27) is above 1"
+        "Config f (mlp, mirrored, x1): 1-device efficiency 1.25 (95 % CI 1.24 to 1.26) is above 1"
     )
     assert notes[-1].endswith("a spread the CI covers only where both ran in several processes (repeats: 2 or more)")
 

@@ -43,9 +43,13 @@ def test_merge_takes_the_slowest_rank_per_sample_and_sums_rank_throughput():
     merged = merge_rank_parts(parts, global_batch=64)
     assert merged["step_times_s"] == [0.12, 0.20, 0.12, 0.12, 0.12, 0.30]
     assert merged["step_time_median_s"] == pytest.approx(0.12)
-    assert (merged["step_time_ci95_low_s"], merged["step_time_ci95_high_s"]) == (0.12, 0.30)
-    # precision of the merged samples: CI (0.12, 0.30) around 0.12 is +150 %
-    assert (merged["ci_half_width_rel"], merged["ci_met"], merged["samples"]) == (pytest.approx(1.5), False, 6)
+    # median_ci: signs 1/2, 0, 1/2, 1/2, 1/2, 0 in batches (edges 0, 2, 3, 4, 6): s2 = 1 / 36, below the floor
+    # 4 / 72; h = t_975(3) sqrt(6 x 4 / 72) ranks either side of 3.5: the high end between x_(5) 0.20 and x_(6) 0.30
+    high = 0.20 + (3.5 + 3.182446 * (1 / 3) ** 0.5 - 5) * 0.10
+    assert merged["step_time_ci95_low_s"] == 0.12 and merged["step_time_ci95_high_s"] == pytest.approx(high)
+    # precision of the merged samples: the CI's high end around 0.12 is +95 %
+    assert merged["ci_half_width_rel"] == pytest.approx(high / 0.12 - 1)
+    assert (merged["ci_met"], merged["samples"]) == (False, 6)
     assert merged["rank_throughput_examples_per_s"] == pytest.approx([320.0, 32 / 0.13])
     assert merged["throughput_examples_per_s"] == pytest.approx(320.0 + 32 / 0.13)
     assert merged["throughput_per_replica_examples_per_s"] == pytest.approx((320.0 + 32 / 0.13) / 2)

@@ -60,11 +60,15 @@ def test_steady_is_no_trend_beyond_five_percent_a_second_over_the_last_second():
     assert not steady([math.exp(0.02 * i) for i in range(10)])
 
 
+BALANCED = [1.04, 1.06, 1.01, 1.08, 1.0, 1.5, 1.03, 1.07, 1.02, 1.05]
+
+
 def test_ci_half_width_is_the_larger_side_relative_to_the_median():
-    # 10 samples in no serial order (inflation 1): the 95 % CI of the median is [x_(2), x_(9)]
-    samples = [1.04, 1.01, 1.06, 1.0, 1.08, 1.03, 1.5, 1.02, 1.07, 1.05]
-    # median 1.045; low 1.01 (-0.035), high 1.08 (+0.035)
-    assert ci_half_width_rel(samples) == pytest.approx(0.035 / 1.045)
+    # 10 samples, 4 batches (edges 0, 2, 5, 8, 10) holding 1/2, 2/3, 1/3, 1/2 below the median 1.045: s2 = 1/18,
+    # h = t_975(3) sqrt(10 / 18) ranks either side of 5.5; the values step by 0.01 from 1.0 to 1.08 (then 1.5), so
+    # each end lies 0.01 h from the median
+    samples = BALANCED
+    assert ci_half_width_rel(samples) == pytest.approx(0.01 * 3.182446 * math.sqrt(10 / 18) / 1.045)
     assert ci_half_width_rel([1.0] * 5) is None  # no 95 % CI below 6 samples
     assert ci_half_width_rel([2.0] * 6) == 0.0
 
@@ -87,11 +91,10 @@ def test_stop_at_the_budget_but_never_before_a_ci_exists():
 def test_precision_record():
     assert Precision.of([1.0] * 6, 0.02) == Precision(0.02, True, 0.0, 6)
     assert Precision.of([1.0] * 5, 0.02) == Precision(0.02, False, None, 5)
-    wide = [1.04, 1.01, 1.06, 1.0, 1.08, 1.03, 1.5, 1.02, 1.07, 1.05]
-    assert Precision.of(wide, 0.02).ci_met is False
-    assert Precision.of(wide, 0.04).ci_met is True
+    assert Precision.of(BALANCED, 0.02).ci_met is False  # +-2.27 %
+    assert Precision.of(BALANCED, 0.03).ci_met is True
     # the same windows in a trend: serially dependent, the CI widens to [x_(1), x_(10)] and misses the target
-    assert Precision.of(sorted(wide), 0.04).ci_met is False
+    assert Precision.of(sorted(BALANCED), 0.03).ci_met is False
 
 
 @pytest.mark.parametrize(

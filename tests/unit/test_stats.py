@@ -1,8 +1,9 @@
+import math
 import random
 
 import pytest
 
-from tfscale.stats import StepStats, median, median_ci_ranks, percentile, serial_inflation, t_975
+from tfscale.stats import CI_MIN_WINDOWS, StepStats, batch_count, median, median_ci, percentile, t_975
 
 
 def test_percentile_linear_interpolation():
@@ -20,9 +21,44 @@ def test_median():
     assert median([4.0, 1.0, 3.0, 2.0]) == 2.5
 
 
-@pytest.mark.parametrize(("n", "ranks"), [(5, None), (6, (1, 6)), (10, (2, 9)), (20, (6, 15)), (100, (40, 61))])
-def test_median_ci_ranks_match_binomial_tables(n, ranks):
-    assert median_ci_ranks(n) == ranks
+@pytest.mark.parametrize(("n", "batches"), [(6, 4), (91, 4), (92, 5), (150, 5), (729, 9), (1000, 10), (5000, 10)])
+def test_batch_count_is_the_cube_root_from_4_to_10(n, batches):
+    assert batch_count(n) == batches
+
+
+# 1..20 in four batches of five; below the median 10.5: 3, 2, 3, 2 of each batch (fractions 0.6, 0.4, 0.6, 0.4).
+MIXED = [1, 2, 3, 11, 12, 4, 5, 13, 14, 15, 6, 7, 8, 16, 17, 9, 10, 18, 19, 20]
+
+
+def test_median_ci_from_batch_means_exact_values():
+    # s2 = 5 x (4 x 0.1^2) / 3 = 1 / 15; h = t_975(3) sqrt(20 / 15); ranks 10.5 -+ h, interpolated (x_(k) = k)
+    ci = median_ci([float(x) for x in MIXED])
+    half = 3.182446 * math.sqrt(4 / 3)
+    assert (ci.batches, ci.df) == (4, 3)
+    assert ci.low == pytest.approx(10.5 - half) and ci.high == pytest.approx(10.5 + half)
+    assert ci.inflation == pytest.approx((1 / 15) / 0.25)
+
+
+def test_median_ci_of_a_level_shift_spans_every_window():
+    # lows then highs: batch fractions 1, 1, 0, 0; s2 = 5 x 4 x 0.25 / 3; h = 18.4 ranks: clamped to x_(1), x_(20)
+    ci = median_ci([float(i) for i in range(20)])
+    assert (ci.low, ci.high) == (0.0, 19.0)
+    assert ci.inflation == pytest.approx((5 / 3) / 0.25)
+
+
+def test_median_ci_of_a_periodic_pattern_keeps_the_rounding_floor():
+    # 1, 2, 3 repeated: every batch of three holds one below the median 2 and one at it (fractions all 1/2), so
+    # s2 = 0 < the floor B / (12 n) = 4 / 144; h = t_975(3) sqrt(12 / 36) = 1.837 ranks either side of 6.5
+    ci = median_ci([1.0, 2.0, 3.0] * 4)
+    half = 3.182446 * math.sqrt(1 / 3)
+    assert ci.low == pytest.approx(1 + (6.5 - half - 4)) and ci.high == pytest.approx(2 + (6.5 + half - 8))
+
+
+def test_median_ci_needs_six_windows_and_is_a_point_for_equal_ones():
+    assert CI_MIN_WINDOWS == 6
+    assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) is None
+    ci = median_ci([2.0] * 6)  # every sign at the median (0.5): no spread
+    assert (ci.low, ci.high, ci.inflation) == (2.0, 2.0, 1.0)
 
 
 def test_step_stats_exact_values():
@@ -33,7 +69,10 @@ def test_step_stats_exact_values():
     assert stats.p10 == pytest.approx(0.010)
     assert stats.p90 == pytest.approx(0.0147)
     assert stats.mad == pytest.approx(0.0005)
-    assert (stats.ci95_low, stats.ci95_high) == (0.010, 0.013)
+    # 4 batches (edges 0, 2, 5, 8, 10): fractions below 0.0115 of 1/2, 1/3, 2/3, 1/2; s2 = 6 x (1/6)^2 / 3 = 1/18;
+    # h = t_975(3) sqrt(10 / 18) = 2.372: ranks 3.128 and 7.872, between equal neighbours 0.011 and 0.012
+    assert (stats.ci95_low, stats.ci95_high) == (0.011, 0.012)
+    assert (stats.ci_batches, stats.inflation) == (4, pytest.approx((1 / 18) / 0.25))
     assert stats.cv == pytest.approx(0.0005 / 0.0115)
 
 
@@ -47,41 +86,20 @@ def test_no_samples_is_an_error():
         StepStats.from_samples([])
 
 
-@pytest.mark.parametrize(("n", "ranks"), [(1024, (481, 544)), (3000, (1446, 1555))])
-def test_median_ci_ranks_past_the_float_range(n, ranks):
-    # 2.0**n overflowed from n = 1024 (a pooled three-process record of 1 ms windows has 3,000 samples); the exact
-    # ranks are where the normal approximation n/2 -+ 1.96 sqrt(n)/2 puts them
-    assert median_ci_ranks(n) == ranks
-    assert abs(ranks[0] - (n / 2 - 1.959964 * n**0.5 / 2)) < 1.5
-    shuffled = [float(i) for i in range(n)]
-    random.Random(0).shuffle(shuffled)  # no serial dependence to widen for
-    stats = StepStats.from_samples(shuffled)
-    assert stats.inflation == 1.0 and stats.ci95_low == ranks[0] - 1
-
-
-def test_serial_inflation_exact_values():
-    # A trend: signs 1,1,1,0,0,0 (centred +-0.5); lag-1 autocorrelation 0.5, plus Kendall's (1 + 1.5) / 6:
-    # r = 0.9167, (1 + r) / (1 - r) = 23; Bartlett with L = 4 gives only 1.267, so the AR(1) figure is taken.
-    assert serial_inflation([1, 2, 3, 4, 5, 6]) == pytest.approx(23.0)
-    # Alternating: negative dependence never narrows the CI below the independent one.
-    assert serial_inflation([1, 3, 1, 3, 1, 3]) == 1.0
-    assert serial_inflation([1, 2]) == 1.0 and serial_inflation([5, 5, 5, 5]) == 1.0
-
-
-def test_inflation_widens_the_ranks_by_its_square_root():
-    # n 100: exact ranks 40 and 61, 10.5 from the middle 50.5; x4 variance: 21 from the middle -> 29.5 -> 30.
-    assert median_ci_ranks(100, inflation=4.0) == (30, 71)
-    assert median_ci_ranks(100, inflation=1.0) == median_ci_ranks(100) == (40, 61)
-    assert median_ci_ranks(6, inflation=100.0) == (1, 6) and median_ci_ranks(5, inflation=4.0) is None
-
-
 def test_step_stats_widen_for_windows_in_runs():
-    # The same 20 values, once interleaved and once sorted into a run of lows then highs (a level shift).
-    values = [float(i) for i in range(20)]
-    interleaved = StepStats.from_samples([values[i // 2 + (i % 2) * 10] for i in range(20)])
-    shifted = StepStats.from_samples(values)
-    assert (interleaved.ci95_low, interleaved.ci95_high, interleaved.inflation) == (5.0, 14.0, 1.0)
-    assert shifted.inflation > 10 and (shifted.ci95_low, shifted.ci95_high) == (0.0, 19.0)
+    # The same 20 values, once in batches that each hold about half the lows, once sorted (a level shift).
+    mixed = StepStats.from_samples([float(x) for x in MIXED])
+    shifted = StepStats.from_samples([float(i) for i in range(20)])
+    assert mixed.ci_batches == 4 and mixed.inflation < 1
+    assert (shifted.ci95_low, shifted.ci95_high) == (0.0, 19.0) and shifted.inflation > 6
+
+
+def test_step_stats_of_a_thousand_shuffled_windows_near_the_normal_ranks():
+    # 10 batches, t_975(9) = 2.262: about 2.26 sqrt(n) / 2 = 35.8 ranks from the middle for independent windows
+    shuffled = [float(i) for i in range(1000)]
+    random.Random(0).shuffle(shuffled)
+    stats = StepStats.from_samples(shuffled)
+    assert stats.ci_batches == 10 and 499.5 - 60 < stats.ci95_low < 499.5 - 20
 
 
 def test_t_quantile_from_the_table_and_beyond():
