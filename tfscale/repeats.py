@@ -44,7 +44,7 @@ from tfscale.stats import Z_975, StepStats, median, t_975
 from tfscale.uncertainty import ProcessSpread, median_of, of_median
 
 COVERS_WITHIN = (
-    "within one process only (order statistics of its windows, widened for their serial dependence); no config of "
+    "within one process only (order statistics of its windows, batch means for their serial dependence); no config of "
     "the run ran in 2+ processes, so the spread between processes is in no CI"
 )
 

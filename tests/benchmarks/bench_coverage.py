@@ -6,7 +6,8 @@ Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.unc
    rho 0.3 and 0.6, and level shifts (a two-state Markov switch of +4 % over AR(1) 0.3). For each source and number
    of windows, the share of trials whose interval contains the true median, for the order-statistic CI of the
    record (StepStats), the bootstrap CI of derived figures (uncertainty.of_median), and the order-statistic CI when
-   the windows stop at +-2 % (precision.stop_reason: optional stopping).
+   the windows stop at +-2 % (precision.stop_reason: optional stopping; the level shifts there stay 20 windows,
+   about as long as the stopped measurement).
 2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
    Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
    processes); for each run and config, whether the interval tfscale states (load_results, analyze) of the median
