@@ -265,7 +265,8 @@ _HOST_RANGE = re.compile(r"^([^\[]*)\[([^\]]+)\](.*)$")
 
 def expand_hostlist(hostlist: str) -> list[str]:
     """Slurm's compact host list in Slurm's own order: 'gpu[9-10],cpu01' -> ['gpu9', 'gpu10', 'cpu01'] (zero
-    padding kept: 'n[08-10]' -> n08, n09, n10). Never sorted: Slurm numbers tasks in this order."""
+    padding kept: 'n[08-10]' -> n08, n09, n10; several brackets in one name: 'rack1-[01-02]-gpu[1-2]'). Never
+    sorted: Slurm numbers tasks in this order."""
     parts, depth, current = [], 0, ""
     for char in hostlist:
         depth += (char == "[") - (char == "]")
@@ -275,17 +276,22 @@ def expand_hostlist(hostlist: str) -> list[str]:
         else:
             current += char
     parts.append(current)
-    hosts: list[str] = []
-    for part in filter(None, (p.strip() for p in parts)):
-        match = _HOST_RANGE.match(part)
-        if not match:
-            hosts.append(part)
-            continue
-        prefix, ranges, suffix = match.groups()
-        for item in ranges.split(","):
-            low, _, high = item.partition("-")
-            for number in range(int(low), int(high or low) + 1):
-                hosts.append(f"{prefix}{str(number).zfill(len(low))}{suffix}")
+    return [host for part in filter(None, (p.strip() for p in parts)) for host in _expand_ranges(part)]
+
+
+def _expand_ranges(name: str) -> list[str]:
+    """One host list entry with any number of bracket ranges: 'r[1-2]-g[1-2]' -> r1-g1, r1-g2, r2-g1, r2-g2 (the
+    first bracket varies slowest, as `scontrol show hostnames` lists them)."""
+    match = _HOST_RANGE.match(name)
+    if not match:
+        return [name]
+    prefix, ranges, suffix = match.groups()
+    tails = _expand_ranges(suffix)
+    hosts = []
+    for item in ranges.split(","):
+        low, _, high = item.partition("-")
+        for number in range(int(low), int(high or low) + 1):
+            hosts += [f"{prefix}{str(number).zfill(len(low))}{tail}" for tail in tails]
     return hosts
 
 

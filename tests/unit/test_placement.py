@@ -71,6 +71,14 @@ def test_slurm_host_lists_keep_slurm_s_order():
     assert contract.expand_hostlist("gpu[9-10]") == ["gpu9", "gpu10"]
     assert contract.expand_hostlist("n[08-10],m5,o[3-4,6]") == ["n08", "n09", "n10", "m5", "o3", "o4", "o6"]
     assert contract.expand_hostlist("a1,b2") == ["a1", "b2"]
+    # two bracket ranges in one name (was left as 'rack1-01-gpu[1-2]'): the first varies slowest, as scontrol lists
+    assert contract.expand_hostlist("rack1-[01-02]-gpu[1-2],x9") == [
+        "rack1-01-gpu1",
+        "rack1-01-gpu2",
+        "rack1-02-gpu1",
+        "rack1-02-gpu2",
+        "x9",
+    ]
     assert contract.expand_tasks_per_node("2(x3),1") == [2, 2, 2, 1]
     with pytest.raises(ValueError, match="SLURM_STEP_TASKS_PER_NODE"):
         contract.expand_tasks_per_node("x")
