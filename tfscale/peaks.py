@@ -10,24 +10,50 @@ CPUs: measured per run by tfscale.worker.peak, per logical-device count, stored 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 TERA = 1e12
-# (substring of the NVML name, {compute type: FLOP/s}); the first match wins, so longer names come first.
+# (model, variant): {compute type: FLOP/s}. The model is the first word of the NVML name after "NVIDIA"/"Tesla"
+# (split at spaces and hyphens: "NVIDIA A100-SXM4-80GB" -> A100), matched exactly, so an L40S is not an L4 and an
+# "RTX A1000" not an A100; the variant is "pcie" or "nvl" where the name says so, else "" (SXM, or the only form).
+# A variant not listed has no peak: the H100 NVL and H200 NVL run at lower clocks and power than the SXM parts.
 # Sources: NVIDIA H200 Tensor Core GPU datasheet (2024); NVIDIA H100 Tensor Core GPU datasheet (2023, SXM5 and
-# PCIe columns); NVIDIA A100 Tensor Core GPU datasheet (2021); NVIDIA L4 datasheet (2023); NVIDIA A10 datasheet
-# (2021); NVIDIA V100 datasheet (2020, SXM2); NVIDIA T4 datasheet (2019). Their tensor-core figures "with sparsity"
-# are twice the dense ones listed here.
-GPU_PEAKS: tuple[tuple[str, dict[str, float]], ...] = (
-    ("H200", {"tf32": 494.5 * TERA, "bf16": 989.5 * TERA, "fp16": 989.5 * TERA, "fp32": 67 * TERA}),
-    ("H100 PCIe", {"tf32": 378 * TERA, "bf16": 756 * TERA, "fp16": 756 * TERA, "fp32": 51 * TERA}),
-    ("H100", {"tf32": 494.5 * TERA, "bf16": 989.5 * TERA, "fp16": 989.5 * TERA, "fp32": 67 * TERA}),
-    ("A100", {"tf32": 156 * TERA, "bf16": 312 * TERA, "fp16": 312 * TERA, "fp32": 19.5 * TERA}),
-    ("L4", {"tf32": 60 * TERA, "bf16": 121 * TERA, "fp16": 121 * TERA, "fp32": 30.3 * TERA}),
-    ("A10", {"tf32": 62.5 * TERA, "bf16": 125 * TERA, "fp16": 125 * TERA, "fp32": 31.2 * TERA}),
-    ("V100", {"fp16": 125 * TERA, "fp32": 15.7 * TERA}),  # no TF32, no BF16 tensor cores
-    ("T4", {"fp16": 65 * TERA, "fp32": 8.1 * TERA}),
-)
+# PCIe columns); NVIDIA A100 Tensor Core GPU datasheet (2021: SXM and PCIe alike); NVIDIA L4 datasheet (2023);
+# NVIDIA A10 datasheet (2021); NVIDIA V100 datasheet (2020, SXM2 and PCIe columns); NVIDIA T4 datasheet (2019).
+# Their tensor-core figures "with sparsity" are twice the dense ones listed here.
+_H100_SXM = {"tf32": 494.5 * TERA, "bf16": 989.5 * TERA, "fp16": 989.5 * TERA, "fp32": 67 * TERA}
+_A100 = {"tf32": 156 * TERA, "bf16": 312 * TERA, "fp16": 312 * TERA, "fp32": 19.5 * TERA}
+GPU_PEAKS: dict[tuple[str, str], dict[str, float]] = {
+    ("H200", ""): _H100_SXM,
+    ("H100", ""): _H100_SXM,
+    ("H100", "pcie"): {"tf32": 378 * TERA, "bf16": 756 * TERA, "fp16": 756 * TERA, "fp32": 51 * TERA},
+    ("A100", ""): _A100,
+    ("A100", "pcie"): _A100,
+    ("L4", ""): {"tf32": 60 * TERA, "bf16": 121 * TERA, "fp16": 121 * TERA, "fp32": 30.3 * TERA},
+    ("A10", ""): {"tf32": 62.5 * TERA, "bf16": 125 * TERA, "fp16": 125 * TERA, "fp32": 31.2 * TERA},
+    ("V100", ""): {"fp16": 125 * TERA, "fp32": 15.7 * TERA},  # no TF32, no BF16 tensor cores
+    ("V100", "pcie"): {"fp16": 112 * TERA, "fp32": 14 * TERA},
+    ("T4", ""): {"fp16": 65 * TERA, "fp32": 8.1 * TERA},
+}
+_VENDOR_WORDS = {"NVIDIA", "TESLA"}
+_VARIANT_LABELS = {"": "", "pcie": "PCIe", "nvl": "NVL"}
+_VARIANTS = ("pcie", "nvl")
+
+
+def gpu_model(name: str) -> tuple[str, str] | None:
+    """(model, variant) of an NVML device name, the keys of GPU_PEAKS: 'NVIDIA H100 PCIe' -> ('H100', 'pcie'),
+    'Tesla V100-SXM2-16GB' -> ('V100', ''); None for a name with no model word."""
+    words = [w for w in re.split(r"[\s-]+", name.strip()) if w]
+    while words and words[0].upper() in _VENDOR_WORDS:
+        words = words[1:]
+    if not words:
+        return None
+    variant = next((v for v in _VARIANTS if any(w.lower() == v for w in words[1:])), "")
+    return words[0].upper(), variant
+
+
 COMPUTE_TYPES = {"float32": ("tf32", "fp32"), "mixed_bfloat16": ("bf16", "fp32"), "mixed_float16": ("fp16", "fp32")}
 SUITE_METHOD = "peak_flops_per_s given in the suite"
 CPU_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}  # -> measured dtype
@@ -37,11 +63,14 @@ ENV_KEY = "peak_flops_per_s"  # env.json: the CPU microbenchmark's figures (tfsc
 def gpu_peak(name: str, precision: str) -> tuple[float, str] | None:
     """(FLOP/s, how it was chosen) of one GPU for a config's precision, from the table; None when the GPU is not
     in it. The compute type falls back to FP32 where the GPU has no tensor cores for it (BF16 on a V100)."""
-    for key, peaks in GPU_PEAKS:
-        if key in name:
-            for compute in COMPUTE_TYPES[precision]:
-                if compute in peaks:
-                    return peaks[compute], f"datasheet peak of {key} in {compute.upper()} (dense), tfscale.peaks"
+    model = gpu_model(name)
+    peaks = GPU_PEAKS.get(model) if model else None
+    if peaks is None:
+        return None
+    label = " ".join(filter(None, (model[0], _VARIANT_LABELS[model[1]])))
+    for compute in COMPUTE_TYPES[precision]:
+        if compute in peaks:
+            return peaks[compute], f"datasheet peak of {label} in {compute.upper()} (dense), tfscale.peaks"
     return None
 
 
@@ -89,8 +118,10 @@ def peak_columns(
     env: dict[str, Any],
     override: float | None = None,
     launcher: str = "local",
+    gpu_uuids: Sequence[str] = (),
 ) -> tuple[float | None, str]:
-    """(peak FLOP/s per device, how it was found, or why it is empty) of a config."""
+    """(peak FLOP/s per device, how it was found, or why it is empty) of a config; `gpu_uuids`: the NVML UUIDs of
+    the GPUs it ran on."""
     if override:
         return override, SUITE_METHOD
     if launcher != "local":
@@ -101,9 +132,22 @@ def peak_columns(
             why = (env.get(ENV_KEY) or {}).get("error") or "the run's env.json has no CPU peak for this precision"
             return None, f"not measured: {why}"
         return found
-    names = [gpu.get("name", "") for gpu in (env.get("nvml") or {}).get("gpus") or []]
-    if not names:
+    return _config_gpu_peak(env, precision, gpu_uuids)
+
+
+def _config_gpu_peak(env: dict[str, Any], precision: str, gpu_uuids: Sequence[str]) -> tuple[float | None, str]:
+    """The datasheet peak of the GPUs a config ran on (by NVML UUID, as its ranks recorded them; every GPU of the
+    host where it recorded none): one figure where they are one model, none where they differ."""
+    gpus = (env.get("nvml") or {}).get("gpus") or []
+    if not gpus:
         return None, "not known: NVML listed no GPU on this host"
+    if gpu_uuids:
+        gpus = [gpu for gpu in gpus if gpu.get("uuid") in set(gpu_uuids)]
+        if not gpus:
+            return None, "not known: NVML on this host listed none of the config's GPUs"
+    names = sorted({gpu.get("name", "") for gpu in gpus})
+    if len(names) > 1:
+        return None, f"not known: the config's GPUs are of different models ({', '.join(names)})"
     found = gpu_peak(names[0], precision)
     if found is None:
         return None, f"not known: {names[0]} is not in tfscale.peaks' table; give peak_flops_per_s in the suite"

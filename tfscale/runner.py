@@ -245,7 +245,7 @@ def run_plan(
                 _stop_if_disk_full(folder)  # its worker could not write: not the config's failure, the disk's
                 failed.add(spec.config_id)
             if env is not None and record[m.STATUS] == m.STATUS_OK:
-                record.update(peak_record(spec, env, launcher.name))
+                record.update(peak_record(spec, env, launcher.name, record_gpu_uuids(record)))
             fit = fits.get(topology_key(spec))
             if fit is not None and record[m.STATUS] == m.STATUS_OK:
                 record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
@@ -259,10 +259,18 @@ def run_plan(
     return outcome
 
 
-def peak_record(spec: RunSpec, env: dict[str, Any], launcher: str) -> dict[str, Any]:
-    """peak_flops_per_s and how it was found: the suite's, a GPU's datasheet figure, the CPU microbenchmark's."""
+def record_gpu_uuids(record: dict[str, Any]) -> list[str]:
+    """The NVML UUIDs of the GPUs a record's ranks ran on (rank_gpu_uuids: one list per rank)."""
+    return [uuid for rank in record.get(m.RANK_GPU_UUIDS) or [] for uuid in rank or []]
+
+
+def peak_record(spec: RunSpec, env: dict[str, Any], launcher: str, gpu_uuids: list[str] | None = None) -> dict:
+    """peak_flops_per_s and how it was found: the suite's, the datasheet figure of the config's GPUs (`gpu_uuids`),
+    the CPU microbenchmark's."""
     on_host = devices_on_host(spec.devices, spec.devices_per_node, launcher)
-    peak, method = peak_columns(spec.device, spec.precision, on_host, env, spec.peak_flops_per_s, launcher)
+    peak, method = peak_columns(
+        spec.device, spec.precision, on_host, env, spec.peak_flops_per_s, launcher, tuple(gpu_uuids or ())
+    )
     return {m.PEAK_FLOPS_PER_S: peak, m.PEAK_FLOPS_METHOD: method}
 
 

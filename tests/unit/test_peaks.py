@@ -7,7 +7,16 @@ import pytest
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
-from tfscale.peaks import NOT_HERE, SUITE_METHOD, TERA, cpu_request, devices_on_host, gpu_peak, peak_columns
+from tfscale.peaks import (
+    NOT_HERE,
+    SUITE_METHOD,
+    TERA,
+    cpu_request,
+    devices_on_host,
+    gpu_model,
+    gpu_peak,
+    peak_columns,
+)
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
@@ -31,11 +40,57 @@ ENV = {
         ("NVIDIA A10", "float32", 62.5 * TERA, "TF32"),  # not the A100's row
         ("Tesla V100-SXM2-16GB", "mixed_bfloat16", 15.7 * TERA, "FP32"),  # no BF16 tensor cores
         ("Tesla T4", "mixed_float16", 65 * TERA, "FP16"),
+        ("NVIDIA L4", "float32", 60 * TERA, "TF32"),
+        ("NVIDIA A100 80GB PCIe", "mixed_bfloat16", 312 * TERA, "BF16"),
+        ("Tesla V100-PCIE-32GB", "mixed_float16", 112 * TERA, "FP16"),  # not the SXM2 row
     ],
 )
 def test_gpu_peaks_from_the_datasheet_table(name, precision, flops, compute):
     value, method = gpu_peak(name, precision)
     assert value == flops and f"in {compute} (dense)" in method
+
+
+@pytest.mark.parametrize(
+    "name",
+    # a substring match took the L4's peak for an L40/L40S (MFU ~3x too high), the A100's for an RTX A1000 and the
+    # SXM part's for the H100/H200 NVL (lower clocks and power)
+    [
+        "NVIDIA L40S",
+        "NVIDIA L40",
+        "NVIDIA RTX A1000",
+        "NVIDIA H100 NVL",
+        "NVIDIA H200 NVL",
+        "NVIDIA A10G",
+        "",
+        "NVIDIA",
+    ],
+)
+def test_gpus_not_in_the_table_by_model_and_variant_have_no_peak(name):
+    assert gpu_peak(name, "float32") is None
+
+
+def test_gpu_model_reads_the_model_word_and_variant():
+    assert gpu_model("NVIDIA H100 80GB HBM3") == ("H100", "")
+    assert gpu_model("NVIDIA H100 PCIe") == ("H100", "pcie")
+    assert gpu_model("Tesla V100-SXM2-16GB") == ("V100", "")
+    assert gpu_model("NVIDIA Tesla T4") == ("T4", "")
+    assert gpu_peak("NVIDIA H100 PCIe", "float32")[1] == "datasheet peak of H100 PCIe in TF32 (dense), tfscale.peaks"
+
+
+def test_gpu_peak_is_the_config_s_gpus_not_the_host_s_first():
+    env = {
+        "nvml": {"gpus": [{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-a"}, {"name": "NVIDIA L4", "uuid": "GPU-b"}]}
+    }
+    assert peak_columns("gpu", "float32", 1, env, gpu_uuids=["GPU-b"])[0] == 60 * TERA
+    assert peak_columns("gpu", "float32", 1, env, gpu_uuids=["GPU-a"])[0] == 494.5 * TERA
+    assert peak_columns("gpu", "float32", 2, env) == (
+        None,
+        "not known: the config's GPUs are of different models (NVIDIA H100 80GB HBM3, NVIDIA L4)",
+    )
+    assert peak_columns("gpu", "float32", 1, env, gpu_uuids=["GPU-z"]) == (
+        None,
+        "not known: NVML on this host listed none of the config's GPUs",
+    )
 
 
 def test_peak_columns_say_where_the_figure_comes_from_or_why_there_is_none():

@@ -1,7 +1,7 @@
 """Which configs a resumed run still has to run (pure: records only, no worker)."""
 
 from tfscale.planner import expand
-from tfscale.runner import interleaved, pending_specs
+from tfscale.runner import interleaved, pending_specs, record_gpu_uuids
 from tfscale.store import append_record, read_records
 from tfscale.suite import parse_suite
 
@@ -54,3 +54,8 @@ def test_recorded_statuses_read_only_the_lines_appended_since_the_last_look(tmp_
     with open(path, "a") as f:
         f.write('atus": "ok"}\n')
     assert recorded.of("c") == {0: "ok"} and recorded.of("a") == {0: "ok"}
+
+
+def test_record_gpu_uuids_flattens_the_ranks_lists():
+    assert record_gpu_uuids({"rank_gpu_uuids": [["GPU-a", "GPU-b"], ["GPU-c"]]}) == ["GPU-a", "GPU-b", "GPU-c"]
+    assert record_gpu_uuids({"rank_gpu_uuids": [[]]}) == [] and record_gpu_uuids({}) == []
