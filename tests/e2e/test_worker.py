@@ -77,3 +77,25 @@ def test_a_gpu_suite_is_refused_before_any_config_starts_on_a_host_without_gpus(
     assert not (tmp_path / "results").exists()  # no config ran, nothing was stored
     plan = runner.invoke(cli, ["plan", str(suite)])
     assert plan.exit_code == 0 and "note: `tfscale run` here would refuse this suite: device: gpu" in plan.output
+
+
+@pytest.mark.parametrize("mode", ["tensor", "pipeline"])
+def test_model_parallel_gpu_start_builds_on_the_host_and_starts_dtensor_before_the_runtime(mode):
+    # Fakes for the device set-up, DTensor's start and the model builder record the calls (no GPU here): DTensor's
+    # all-reduce runs on NCCL only when initialize_accelerator_system("GPU") ran before the runtime started, and a
+    # model built with no device scope was a whole unsharded copy on GPU:0.
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent / "support" / "model_parallel_calls.py"
+    done = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    calls = json.loads(done.stdout.splitlines()[-1])["calls"]
+    start = ["initialize_accelerator_system(GPU)"] if mode == "tensor" else []
+    assert calls == [
+        "configure_devices(gpu, 2)",
+        *start,
+        "device_names",
+        "build_workload under /job:localhost/replica:0/task:0/device:CPU:0",
+    ]

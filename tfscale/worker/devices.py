@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import tensorflow as tf
 
@@ -44,6 +45,9 @@ def device_names(device: str) -> list[str]:
     return [d.name for d in tf.config.list_logical_devices("CPU" if device == "cpu" else "GPU")]
 
 
-def setup_devices(device: str, count: int) -> list[str]:
+def setup_devices(device: str, count: int, before_start: Callable[[], None] | None = None) -> list[str]:
+    """configure_devices, then `before_start` (what must run before TF's runtime starts), then device_names."""
     configure_devices(device, count)
+    if before_start is not None:
+        before_start()
     return device_names(device)

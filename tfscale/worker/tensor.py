@@ -9,6 +9,7 @@ non-DTensor slots).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,6 +159,17 @@ def _transformer_forward(s: Sharded, ids, whole):
     return whole(tf.matmul(x, s["head_k"]) + s["head_b"])
 
 
+def dtensor_start(device: str) -> Callable[[], None] | None:
+    """What DTensor needs before TensorFlow's runtime starts: on GPUs, initialize_accelerator_system("GPU"), which
+    in local mode sets the context's collective_use_nccl_communication from DTENSOR_GPU_USE_NCCL_COMMUNICATION
+    (tensorflow/dtensor/python/accelerator_util.py: initialize_accelerator_system). Without it only reduce-scatter
+    reads that variable (tensorflow/dtensor/mlir/collectives.cc): all-reduce and all-gather ran without NCCL.
+    Nothing on CPUs (their logical devices are set by configure_devices)."""
+    if device != "gpu":
+        return None
+    return lambda: dtensor.initialize_accelerator_system("GPU")
+
+
 def build_sharded(spec: RunSpec, workload: Workload, devices: list[str]) -> tuple[Sharded, Any]:
     """The mesh over the first data_parallel x tensor_parallel devices and the model's weights on it."""
     tp = spec.tensor_parallel
@@ -213,7 +225,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
     from tfscale.worker.data import synthetic_batch
     from tfscale.worker.loop import host_sync
 
-    devices, workload = model_parallel_start(spec)
+    devices, workload = model_parallel_start(spec, dtensor_start(spec.device))
     sharded, mesh = build_sharded(spec, workload, devices)
     step = make_step(sharded, make_loss(sharded, mesh))
     x, y = synthetic_batch(workload, spec.global_batch_size, spec.seed)

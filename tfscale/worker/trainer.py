@@ -37,16 +37,26 @@ def variable_bytes(variables) -> int:
     return int(sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size for v in variables))
 
 
-def model_parallel_start(spec: RunSpec) -> tuple[list[str], Any]:
-    """Pipeline, tensor and hybrid configs: one process, no tf.distribute strategy. Its devices and the model."""
+HOST_DEVICE = "/CPU:0"
+
+
+def model_parallel_start(spec: RunSpec, before_start: Callable[[], None] | None = None) -> tuple[list[str], Any]:
+    """Pipeline, tensor and hybrid configs: one process, no tf.distribute strategy. Its devices and the model.
+    `before_start`: called once the devices are configured, before TensorFlow's runtime starts.
+
+    The Keras model is built on the host CPU (HOST_DEVICE): the modes copy its weights onto their devices, stage
+    by stage or shard by shard. Built without a device scope it went to GPU:0, a whole unsharded copy of the
+    model there: in peak_memory_bytes, and out of memory for a model that only fits sharded."""
     import keras
+    import tensorflow as tf
 
     from tfscale.worker.devices import setup_devices
     from tfscale.worker.models import build_workload
 
-    devices = setup_devices(spec.device, spec.devices_per_node)
+    devices = setup_devices(spec.device, spec.devices_per_node, before_start)
     report_progress("devices ready")
     keras.utils.set_random_seed(spec.seed)
-    workload = build_workload(spec)
+    with tf.device(HOST_DEVICE):
+        workload = build_workload(spec)
     report_progress("model built")
     return devices, workload
