@@ -111,8 +111,9 @@ def test_launch_refuses_or_quotes_every_hostile_option(runner, tmp_path, canary,
         for option in options:
             out = tmp_path / f"out-{n}-{option.strip('-')}"
             hosts = [] if option == "--hosts" else ["--hosts", "h1,h2,h3,h4"]
+            image = ["--image", "img:1"] if target == "kubernetes" and option != "--image" else []
             result = runner.invoke(
-                cli, ["launch", str(suite), "--target", target, "-o", str(out), *hosts, option, text]
+                cli, ["launch", str(suite), "--target", target, "-o", str(out), *hosts, *image, option, text]
             )
             assert_terminal_clean(result.output)
             if result.exit_code != 0:

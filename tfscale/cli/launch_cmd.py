@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -31,18 +30,17 @@ from tfscale.launch.emit import LaunchOptions, emit
 @click.option("--time", "old_time_limit", default=None, hidden=True, help="Deprecated: --time-limit, as tfscale run.")
 @click.option(
     "--python",
-    default=sys.executable,
-    show_default="the interpreter running tfscale launch",
-    help="Python the tasks start the worker with (it must have tfscale installed on the nodes).",
+    default=None,
+    show_default="slurm and hosts: the interpreter running tfscale launch; kubernetes: python on the image's PATH",
+    help="Python the tasks start the worker with (it must have tfscale installed on the nodes or in the image).",
 )
 @click.option(
     "--port-base", default=contract.DEFAULT_PORT_BASE, show_default=True, help="First port of each node's TF tasks."
 )
 @click.option(
     "--image",
-    default="tensorflow/tensorflow:2.21.0-gpu",
-    show_default=True,
-    help="Container image (kubernetes); it must have tfscale installed.",
+    default=None,
+    help="Container image with tfscale installed (kubernetes: required; docker/Dockerfile builds one).",
 )
 @click.option("--hosts", help="Comma-separated host names (hosts target).")
 @click.option("--pod-cpus", default=8, show_default=True, help="CPUs each pod requests (kubernetes).")
@@ -56,11 +54,11 @@ def launch(
     time_limit: str | None,
     old_time_limit: str | None,
     port_base: int,
-    image: str,
+    image: str | None,
     hosts: str | None,
     pod_cpus: int,
     pod_memory: str,
-    python: str,
+    python: str | None,
 ) -> None:
     """Write a Slurm batch script, Kubeflow TFJob manifests or per-host commands for SUITE's configs."""
     if old_time_limit is not None:

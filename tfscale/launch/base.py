@@ -192,3 +192,10 @@ class Launcher:
     def script(cls, plan: Plan, out: Path, options: Any) -> dict[str, str]:
         """File name -> text of what `tfscale launch --target <this>` writes beside the specs."""
         raise NotImplementedError(f"the {cls.name} launcher writes no script")
+
+
+def worker_python(options, default: str) -> str:
+    """The Python an emitted command starts the worker with: the options' --python where given, else the target's
+    `default` (slurm and hosts: the interpreter running tfscale launch, on a shared filesystem; kubernetes: `python`
+    on the image's PATH, never a path of the submitting host)."""
+    return options.python or default

@@ -30,9 +30,9 @@ class LaunchOptions:
     account: str | None = None
     time_limit: str | None = None  # slurm: None: the sum of the steps' timeout_s (slurm.batch_time_limit)
     port_base: int = contract.DEFAULT_PORT_BASE
-    image: str = "tensorflow/tensorflow:2.21.0-gpu"
+    image: str | None = None  # kubernetes: required, an image with tfscale installed (docker/Dockerfile builds one)
     hosts: tuple[str, ...] = ()
-    python: str = "python"
+    python: str | None = None  # None: each target's own (worker_python)
     pod_cpus: int = 8  # kubernetes: CPUs each pod requests
     pod_memory: str = "32Gi"  # kubernetes: memory each pod requests (and is limited to)
 
@@ -42,10 +42,12 @@ class LaunchOptions:
         checks.check_slurm_names("--account", self.account)
         checks.check_time("--time-limit", self.time_limit)
         checks.check_port("--port-base", self.port_base)
-        checks.check_pattern("--image", self.image, checks.IMAGE, "an image is [registry/]path[:tag][@digest]")
+        if self.image is not None:
+            checks.check_pattern("--image", self.image, checks.IMAGE, "an image is [registry/]path[:tag][@digest]")
         for host in self.hosts:
             checks.check_host("--hosts", host)
-        checks.check_text("--python", self.python)
+        if self.python is not None:
+            checks.check_text("--python", self.python)
         if not 1 <= self.pod_cpus <= 4096:
             raise TfscaleError(f"--pod-cpus {self.pod_cpus}: must be 1 to 4096")
         checks.check_pattern("--pod-memory", self.pod_memory, checks.QUANTITY, "a Kubernetes quantity such as 32Gi")

@@ -14,13 +14,29 @@ import json
 from pathlib import Path
 
 from tfscale import contract
-from tfscale.launch.base import LaunchedProcess, Launcher, launched_processes, local_only, result_template
+from tfscale.errors import TfscaleError
+from tfscale.launch.base import (
+    LaunchedProcess,
+    Launcher,
+    launched_processes,
+    local_only,
+    result_template,
+    worker_python,
+)
 
 TFJOB_REPLICA_TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS"}
 SHM_MOUNT = "/dev/shm"
 SPEC_MOUNT = "/tfscale/spec"
 RESULTS_MOUNT = "/tfscale/results"
 RESULTS_CLAIM = "tfscale-results"
+IMAGE_PYTHON = "python"  # the image's interpreter, found on its PATH
+# A pod that asks for no GPU (a CPU suite's; a GPU suite's parameter servers and chief) sees none: NVIDIA's
+# container runtime otherwise exposes every GPU of the node where the image sets NVIDIA_VISIBLE_DEVICES=all (TF's
+# GPU images do), "void" makes it behave as runc; CUDA_VISIBLE_DEVICES hides them from TF should a runtime not.
+NO_GPU_ENV = [
+    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+    {"name": contract.VISIBLE_GPUS_ENV, "value": contract.NO_GPUS},
+]
 
 
 class KubernetesLauncher(Launcher):
@@ -35,6 +51,12 @@ class KubernetesLauncher(Launcher):
     def script(cls, plan, out: Path, options) -> dict[str, str]:
         """File name -> YAML text: a ConfigMap with the spec and a TFJob, for each config (not_emitted: none)."""
         import yaml  # late: only this target writes YAML
+
+        if options.image is None:
+            raise TfscaleError(
+                "--target kubernetes needs --image: an image with tfscale installed (docker/Dockerfile builds one on "
+                "TensorFlow's image; see docs/multi-node.md)"
+            )
 
         files = {}
         for process in launched_processes(plan.specs, cls.not_emitted(plan, options)):
@@ -75,7 +97,10 @@ def _pod(process: LaunchedProcess, name: str, gpus: int, options) -> dict:
     result part after its process and task), the spec and results volumes, its resources, /dev/shm for GPU pods."""
     spec = process.spec
     command = contract.worker_argv(
-        f"/tfscale/{result_template(process.name)}", contract.TRAIN, f"{SPEC_MOUNT}/spec.json", options.python
+        f"/tfscale/{result_template(process.name)}",
+        contract.TRAIN,
+        f"{SPEC_MOUNT}/spec.json",
+        worker_python(options, IMAGE_PYTHON),
     )
     resources = {
         "requests": {"cpu": str(options.pod_cpus), "memory": options.pod_memory},
@@ -98,4 +123,6 @@ def _pod(process: LaunchedProcess, name: str, gpus: int, options) -> dict:
         "resources": resources,
         "volumeMounts": mounts,
     }
+    if not gpus:
+        container["env"] = [dict(item) for item in NO_GPU_ENV]  # copies: one list in two places is a YAML alias
     return {"containers": [container], "volumes": volumes}

@@ -16,6 +16,7 @@ import os
 import shlex
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from tfscale.launch.base import (
     local_only,
     result_template,
     spec_file,
+    worker_python,
 )
 from tfscale.launch.processes import LIVE, kill_trees, start_worker
 from tfscale.netsim.hosts import cluster_hosts
@@ -375,7 +377,9 @@ class LocalLauncher(Launcher):
             for task, host in zip(tasks, hosts, strict=True):
                 addresses.setdefault(task.job, []).append(host if ":" in host else f"{host}:{options.port_base}")
             lines.append(f"{config_comment(spec)}{process.note()} on {', '.join(hosts)}")
-            argv = contract.worker_argv(result_template(process.name), contract.TRAIN, spec_file(spec), options.python)
+            argv = contract.worker_argv(
+                result_template(process.name), contract.TRAIN, spec_file(spec), worker_python(options, sys.executable)
+            )
             for task, host in zip(tasks, hosts, strict=True):
                 env = (
                     f"{contract.TF_CONFIG_ENV}={shlex.quote(contract.tf_config(addresses, task))} "

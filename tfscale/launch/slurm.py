@@ -18,6 +18,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from tfscale.launch.base import (
     local_only,
     result_template,
     spec_file,
+    worker_python,
 )
 from tfscale.launch.local import pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
@@ -450,7 +452,7 @@ class SlurmLauncher(Launcher):
             tasks = contract.tasks_of(spec)
             # Each rank finds its task from Slurm's variables; the worker fills contract.TASK_FIELD in with it.
             worker = contract.worker_argv(
-                result_template(process.name), contract.TRAIN, spec_file(spec), options.python
+                result_template(process.name), contract.TRAIN, spec_file(spec), worker_python(options, sys.executable)
             )
             lines += [
                 f"{config_comment(spec)}, {spec.nodes} node(s) x {spec.devices_per_node} "

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ def plan(text=SUITE):
 
 
 def test_slurm_script_has_one_job_step_per_config(tmp_path):
-    [script] = emit(plan(), "slurm", tmp_path, LaunchOptions(partition="p1", account="a1"))
+    [script] = emit(plan(), "slurm", tmp_path, LaunchOptions(partition="p1", account="a1", python="python"))
     text = script.read_text()
     assert text.startswith("#!/bin/bash\n")
     for line in (
@@ -124,7 +125,8 @@ def test_launch_names_the_configs_it_does_not_emit(runner, tmp_path):
     suite.write_text(GPU_SUITE)
     [link] = [s for s in plan(GPU_SUITE).specs if s.network_link]
     for target in ("kubernetes", "slurm"):
-        result = runner.invoke(cli, ["launch", str(suite), "--target", target, "-o", str(tmp_path / target)])
+        image = ["--image", "img:1"] * (target == "kubernetes")
+        result = runner.invoke(cli, ["launch", str(suite), "--target", target, "-o", str(tmp_path / target), *image])
         assert result.exit_code == 0, result.output
         assert f"not emitted: config {link.config_id}: simulated hosts (network_link) run with the local launcher" in (
             result.output
@@ -159,15 +161,60 @@ def test_launch_command(runner, tmp_path):
     assert result.output == "tfscale: error: --target hosts needs --hosts h1,h2,...\n"
 
 
+def test_emitted_commands_name_the_nodes_python_and_the_image_s_never_a_host_path(runner, tmp_path):
+    # kubernetes took the submitting host's interpreter (a virtualenv path no image has) and a default image
+    # without tfscale; now --image is required and the pods run `python` from the image's PATH
+    suite = tmp_path / "lt.yaml"
+    suite.write_text(GPU_SUITE)
+    result = runner.invoke(cli, ["launch", str(suite), "--target", "kubernetes", "-o", str(tmp_path / "k")])
+    assert result.exit_code == 2
+    assert result.output.startswith("tfscale: error: --target kubernetes needs --image: an image with tfscale")
+    assert not (tmp_path / "k").exists()
+    args = ["launch", str(suite), "-o", str(tmp_path / "k"), "--target", "kubernetes", "--image", "reg/tfscale:gpu"]
+    assert runner.invoke(cli, args).exit_code == 0
+    for path in (tmp_path / "k").glob("*.yaml"):
+        _, job = yaml.safe_load_all(path.read_text())
+        for replica in job["spec"]["tfReplicaSpecs"].values():
+            [container] = replica["template"]["spec"]["containers"]
+            assert (
+                container["command"][:3] == ["python", "-m", "tfscale.worker"]
+                and sys.executable not in path.read_text()
+            )
+    # slurm and hosts run on a shared filesystem: the interpreter running tfscale launch, or --python
+    assert runner.invoke(cli, ["launch", str(suite), "--target", "slurm", "-o", str(tmp_path / "s")]).exit_code == 0
+    assert f" {sys.executable} -m tfscale.worker " in (tmp_path / "s" / "slurm.sbatch").read_text()
+    args = ["launch", str(suite), "--target", "slurm", "-o", str(tmp_path / "p"), "--python", "/opt/venv/bin/python"]
+    assert runner.invoke(cli, args).exit_code == 0
+    assert " /opt/venv/bin/python -m tfscale.worker " in (tmp_path / "p" / "slurm.sbatch").read_text()
+
+
+def test_pods_that_ask_for_no_gpu_see_none(tmp_path):
+    # NVIDIA's runtime shows every GPU of the node to a pod of an image with NVIDIA_VISIBLE_DEVICES=all
+    no_gpus = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "CUDA_VISIBLE_DEVICES", "value": "-1"}]
+    for suite, expected in ((GPU_SUITE, {"Chief": no_gpus, "PS": no_gpus, "Worker": None}), (SUITE, None)):
+        for path in emit(plan(suite), "kubernetes", tmp_path / suite[-9:-1], LaunchOptions(image="img:1")):
+            _, job = yaml.safe_load_all(path.read_text())
+            for kind, replica in job["spec"]["tfReplicaSpecs"].items():
+                [container] = replica["template"]["spec"]["containers"]
+                want = no_gpus if expected is None else expected[kind]
+                assert container.get("env") == want, (path.name, kind)
+
+
+def test_the_dockerfile_installs_tfscale_on_tensorflow_s_image():
+    text = (Path(__file__).resolve().parents[3] / "docker" / "Dockerfile").read_text()
+    assert "ARG BASE=tensorflow/tensorflow:2.21.0\n" in text and "FROM ${BASE}" in text
+    assert "pip install --no-cache-dir /src/tfscale" in text
+
+
 GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden" / "launch"
 
 
 @pytest.mark.parametrize(
     ("target", "options"),
     [
-        ("slurm", LaunchOptions(partition="p1", account="a1")),
+        ("slurm", LaunchOptions(partition="p1", account="a1", python="python")),
         ("kubernetes", LaunchOptions(image="img:1")),
-        ("hosts", LaunchOptions(hosts=("h1", "h2", "h3"), port_base=9000)),
+        ("hosts", LaunchOptions(hosts=("h1", "h2", "h3"), port_base=9000, python="python")),
     ],
 )
 def test_scripts_match_their_golden_files(tmp_path, target, options):
@@ -210,7 +257,7 @@ def test_every_target_starts_a_config_of_repeats_n_n_times_each_with_its_own_par
     assert {argv[argv.index("--spec") + 1] for argv in steps} == {f"specs/{spec.config_id}.json"}
     assert sum(line.endswith("process 2 of 3") for line in lines) == 1
     assert "#SBATCH --time=0:15:00" in lines  # 3 steps of 300 s, one after another
-    manifests = emit(plan(REPEATS_SUITE), "kubernetes", tmp_path / "k", LaunchOptions())
+    manifests = emit(plan(REPEATS_SUITE), "kubernetes", tmp_path / "k", LaunchOptions(image="img:1"))
     assert sorted(path.name for path in manifests) == sorted(f"tfscale-{n}.yaml" for n in names)
     for name in names:
         _, job = yaml.safe_load_all((tmp_path / "k" / f"tfscale-{name}.yaml").read_text())
