@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -78,7 +79,8 @@ class Nvml:
     def available(self) -> bool:
         return bool(self.handles)
 
-    def read(self) -> list[dict[str, Any]]:
+    def read(self, pcie: bool = True) -> list[dict[str, Any]]:
+        """One row per GPU; with `pcie` False the PCIe columns stay empty (each PCIe reading blocks ~20 ms)."""
         rows = []
         for index, uuid, handle in zip(self.indices, self.uuids, self.handles, strict=True):
             row: dict[str, Any] = {"gpu": index, "gpu_uuid": uuid}
@@ -89,12 +91,14 @@ class Nvml:
                 lambda h=handle: self.nvml.nvmlDeviceGetClockInfo(h, self.nvml.NVML_CLOCK_SM)
             )
             # NVML reports PCIe throughput in KB/s over a 20 ms window; None where the device does not say
-            row["pcie_tx_bytes_per_s"] = self._try(
-                lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_TX_BYTES)
-            )
-            row["pcie_rx_bytes_per_s"] = self._try(
-                lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_RX_BYTES)
-            )
+            row["pcie_tx_bytes_per_s"] = row["pcie_rx_bytes_per_s"] = None
+            if pcie:
+                row["pcie_tx_bytes_per_s"] = self._try(
+                    lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_TX_BYTES)
+                )
+                row["pcie_rx_bytes_per_s"] = self._try(
+                    lambda h=handle: 1024 * self.nvml.nvmlDeviceGetPcieThroughput(h, self.nvml.NVML_PCIE_UTIL_RX_BYTES)
+                )
             rows.append(row)
         return rows
 
@@ -107,6 +111,17 @@ class Nvml:
     def close(self) -> None:
         if self.available:
             self.nvml.nvmlShutdown()
+
+
+PCIE_READ_S = 0.02  # one nvmlDeviceGetPcieThroughput call: NVML samples the link over 20 ms and blocks meanwhile
+PCIE_SHARE = 0.5  # at most this share of a sampling interval goes to PCIe readings
+
+
+def pcie_every(gpus: int, hz: float) -> int:
+    """Read PCIe throughput on one sample in this many: its two readings per GPU (2 x PCIE_READ_S each) may take
+    at most PCIE_SHARE of the sampling time. On 8 GPUs at 10 Hz every sample's would take 0.32 s of its 0.1 s."""
+    cost = 2 * PCIE_READ_S * gpus
+    return max(1, math.ceil(cost * hz / PCIE_SHARE - 1e-9))
 
 
 def selected_gpus(uuids: list[str], keep: list[str] | None) -> list[int]:
@@ -170,8 +185,15 @@ class Sampler:
         trees = ProcessTrees(self.pids)
         psutil.cpu_percent(interval=None)  # the first call only starts the measurement
         start = time.monotonic()
+        every = pcie_every(len(nvml.handles), self.hz)
+        taken = slot = 0
         try:
-            while not self._stop.wait(1.0 / self.hz):
+            # Each sample at its own deadline, start + slot / hz (waiting a whole interval after a sample's readings
+            # ran the sampler slower than telemetry_hz by their duration); a late one skips the slots it missed.
+            while True:
+                slot = max(slot + 1, math.floor((time.monotonic() - start) * self.hz))
+                if self._stop.wait(max(0.0, start + slot / self.hz - time.monotonic())):
+                    break
                 net = psutil.net_io_counters()
                 host = {
                     "t_s": time.monotonic() - start,
@@ -181,8 +203,9 @@ class Sampler:
                     "net_bytes_sent": net.bytes_sent,
                     "net_bytes_recv": net.bytes_recv,
                 }
-                gpus = nvml.read() if nvml.available else [{}]
+                gpus = nvml.read(pcie=taken % every == 0) if nvml.available else [{}]
                 self.rows += [{**host, **gpu} for gpu in gpus]
+                taken += 1
         finally:
             nvml.close()
 

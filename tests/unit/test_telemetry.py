@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.contract import PHASE_TIMED, PHASE_TIMING, in_timed_windows
-from tfscale.telemetry import Nvml, Sampler, selected_gpus, summarise
+from tfscale.telemetry import Nvml, Sampler, pcie_every, selected_gpus, summarise
 
 
 def host(t, phase, cpu, sent, recv, rss=100):
@@ -118,3 +118,51 @@ def test_a_series_is_read_only_inside_its_run_folder_and_only_as_numbers(tmp_pat
     for relative in ("../outside.csv", str(tmp_path / "outside.csv"), "/dev/zero", "telemetry/no-time.csv",
                      "telemetry/passwd", "telemetry/missing.csv", "telemetry"):  # fmt: skip
         assert read_series(run, relative) is None, relative
+
+
+def test_pcie_readings_are_spaced_to_fit_the_sampling_rate():
+    # two 20 ms readings per GPU may take half a sampling interval: 8 GPUs at 10 Hz (0.32 s of PCIe per 0.1 s) read
+    # it every 7th sample; 1 GPU at 10 Hz (0.04 s) every sample; 8 GPUs at 1 Hz every sample
+    assert (pcie_every(8, 10), pcie_every(1, 10), pcie_every(2, 10), pcie_every(8, 1), pcie_every(0, 10)) == (
+        7,
+        1,
+        2,
+        1,
+        1,
+    )
+
+
+class FakeNvml:
+    """pynvml's few calls Nvml.read makes, counting the PCIe ones."""
+
+    NVML_CLOCK_SM = 1
+    NVML_PCIE_UTIL_TX_BYTES, NVML_PCIE_UTIL_RX_BYTES = 0, 1
+
+    def __init__(self):
+        self.pcie_calls = 0
+
+    def nvmlDeviceGetUtilizationRates(self, handle):
+        return type("U", (), {"gpu": 50})()
+
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        return type("M", (), {"used": 1 << 30})()
+
+    def nvmlDeviceGetPowerUsage(self, handle):
+        return 250_000
+
+    def nvmlDeviceGetClockInfo(self, handle, clock):
+        return 1980
+
+    def nvmlDeviceGetPcieThroughput(self, handle, counter):
+        self.pcie_calls += 1
+        return 1000
+
+
+def test_nvml_read_skips_the_pcie_calls_when_told():
+    nvml = Nvml.__new__(Nvml)
+    nvml.nvml, nvml.indices, nvml.uuids, nvml.handles = FakeNvml(), [0, 1], ["GPU-a", "GPU-b"], ["h0", "h1"]
+    rows = nvml.read(pcie=False)
+    assert nvml.nvml.pcie_calls == 0 and [r["pcie_tx_bytes_per_s"] for r in rows] == [None, None]
+    assert [r["gpu_power_w"] for r in rows] == [250.0, 250.0]
+    rows = nvml.read()
+    assert nvml.nvml.pcie_calls == 4 and rows[0]["pcie_rx_bytes_per_s"] == 1024000
