@@ -129,10 +129,12 @@ def nvml_uuids() -> list[str]:
 
 def host_gpus(environ: dict[str, str] | None = None) -> list[str]:
     """The GPUs tfscale may hand out to tasks on this host, as CUDA_VISIBLE_DEVICES entries: the ones the caller's
-    own CUDA_VISIBLE_DEVICES allows (kept as written: indices or UUIDs), else every GPU NVML sees, by index."""
+    own CUDA_VISIBLE_DEVICES allows (kept as written: indices or UUIDs), else every GPU NVML sees, by UUID. UUIDs
+    name the same GPU to CUDA and NVML; an index means the same GPU to both only under CUDA_DEVICE_ORDER=PCI_BUS_ID
+    (CUDA's default order is fastest first), which a task's telemetry, energy and peak would otherwise trust."""
     environ = os.environ if environ is None else environ
     visible = contract.parse_visible_gpus(environ.get(contract.VISIBLE_GPUS_ENV))
-    return visible if visible is not None else [str(i) for i in range(len(nvml_uuids()))]
+    return visible if visible is not None else nvml_uuids()
 
 
 def gpu_uuids(visible: list[str] | None, uuids: list[str]) -> list[str]:

@@ -19,7 +19,16 @@ def test_gpu_uuids_of_a_visible_list():
 def test_host_gpus_respects_the_caller_s_own_visible_devices():
     assert host_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]
     assert host_gpus({"CUDA_VISIBLE_DEVICES": "-1"}) == []
-    assert host_gpus({}) == [] or host_gpus({})[0] == "0"  # unset: every GPU NVML lists (none on CI hosts)
+    assert host_gpus({}) == [] or host_gpus({})[0].startswith("GPU-")  # unset: every GPU NVML lists (none on CI)
+
+
+def test_host_gpus_unset_are_named_by_uuid(monkeypatch):
+    # indices named the same GPU to CUDA and NVML only under CUDA_DEVICE_ORDER=PCI_BUS_ID; UUIDs always do
+    from tfscale import envinfo
+
+    monkeypatch.setattr(envinfo, "nvml_uuids", lambda: ["GPU-aa", "GPU-bb"])
+    assert host_gpus({}) == ["GPU-aa", "GPU-bb"]
+    assert host_gpus({"CUDA_VISIBLE_DEVICES": "1"}) == ["1"]  # the caller's own entries, kept as written
 
 
 def test_cpu_peaks_are_measured_once_per_host_and_cached(tmp_path, monkeypatch):
