@@ -230,7 +230,7 @@ def run_suite(
     from tfscale.netsim.network import unavailable_reason
     from tfscale.peaks import ENV_KEY as PEAK_ENV_KEY
     from tfscale.peaks import cpu_request
-    from tfscale.planner import expand, network_note, spread_note
+    from tfscale.planner import expand, nccl_link_note, network_note, spread_note
     from tfscale.progress import Progress
     from tfscale.runner import check_user_models, default_run_id, pending_specs, run_plan
     from tfscale.store import run_dir
@@ -254,6 +254,9 @@ def run_suite(
         echo.err(note)
     elif any(spec.network_link is not None for spec in plan.specs):
         _remove_stale_networks(echo)
+        nccl = nccl_link_note(plan)
+        if nccl:
+            echo.err(nccl)
     check_user_models(plan)
     spread = spread_note(plan)
     if spread:  # after the checks, so that a refused suite gets its error line alone

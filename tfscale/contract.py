@@ -38,6 +38,9 @@ RESOLVER_SLURM = "slurm"
 PARENT_PID_ENV = "TFSCALE_PARENT_PID"
 # CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.
 VISIBLE_GPUS_ENV = "CUDA_VISIBLE_DEVICES"
+# The GPUs whose energy a trainer reads when it computes on none of them: the ParameterServer chief, whose workers
+# run the steps it times (its host's CUDA_VISIBLE_DEVICES entries, comma-separated; local launcher only).
+ENERGY_GPUS_ENV = "TFSCALE_ENERGY_GPUS"
 NO_GPUS = "-1"  # CUDA shows only the devices listed before the first invalid index: none
 # CUDA's own: with PCI_BUS_ID, CUDA numbers GPUs as NVML and nvidia-smi do (its default, FASTEST_FIRST, need not),
 # so an index tfscale reads from NVML names the same GPU inside TensorFlow.
@@ -112,6 +115,15 @@ def tasks_of(spec) -> list[Task]:
     return [SINGLE]
 
 
+def energy_gpus(tasks: list[Task], placed: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Task name -> ENERGY_GPUS_ENV's value, for a config (`tasks`) whose first trainer has no GPU of its own but
+    other tasks have (`placed`: task name -> its GPUs on one host): it reads all of theirs. Empty otherwise."""
+    first = next(t for t in tasks if t.trainer).name
+    if placed.get(first) or not any(placed.values()):
+        return {}
+    return {first: visible_gpus_value(tuple(gpu for gpus in placed.values() for gpu in gpus))}
+
+
 def first_trainer(spec) -> Task:
     """The config's first training task: rank 0, whose part a merged record starts from (tfscale.merge)."""
     return next(t for t in tasks_of(spec) if t.trainer)
@@ -128,6 +140,24 @@ def job_counts(tasks: list[Task]) -> dict[str, int]:
 def node_of(task: Task, nodes: int) -> int:
     """The node a task runs on: worker i on node i; the ParameterServer chief on node 0, server j on j mod nodes."""
     return task.index % nodes if task.job in ("worker", "ps") else 0
+
+
+# Simulated hosts are network namespaces of one machine: they share its hostname, /dev/shm and PIDs, so NCCL takes
+# them for one host and moves data by P2P or shared memory, never over the shaped veth link. Disabled, with
+# InfiniBand (it would bypass the veth too), NCCL's socket transport is left, over the namespace's one interface.
+SIMULATED_LINK_NCCL = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_IB_DISABLE": "1"}
+NCCL_HOST_ID_ENV = "NCCL_HOSTID"  # NCCL's host identity (its host hash); one per simulated node
+
+
+def simulated_link_nccl_env(task: Task, nodes: int) -> dict[str, str]:
+    """The NCCL environment of a task on simulated hosts (SIMULATED_LINK_NCCL, and its node as NCCL's host)."""
+    return {**SIMULATED_LINK_NCCL, NCCL_HOST_ID_ENV: f"tfscale-node{node_of(task, nodes)}"}
+
+
+def simulated_link_nccl_note() -> str:
+    """The record's link_nccl_settings: what simulated_link_nccl_env sets, in words."""
+    settings = " ".join(f"{k}={v}" for k, v in SIMULATED_LINK_NCCL.items())
+    return f"{settings}, {NCCL_HOST_ID_ENV} per node: NCCL's socket transport over the simulated link"
 
 
 def tf_config(cluster: dict[str, list[str]], task: Task) -> str:

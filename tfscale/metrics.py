@@ -92,6 +92,7 @@ LAUNCHER = "launcher"  # how the processes were started: local|slurm
 LINK_BYTES_PER_S = "link_bytes_per_s"  # bytes/s, simulated hosts: configured rate of each node's link, per direction
 LINK_CHECK_METHOD = "link_check_method"  # how link_measured_bytes_per_s was measured, in words
 LINK_MEASURED_BYTES_PER_S = "link_measured_bytes_per_s"  # bytes/s, TCP goodput node 0 -> node 1 before the config
+LINK_NCCL_SETTINGS = "link_nccl_settings"  # simulated hosts on GPUs: the NCCL environment that keeps NCCL on the link
 LOG_PATH = "log_path"  # path of this config's log file, relative to the run folder
 LOG_TAIL = "log_tail"  # last lines of the log of a failed config; empty when ok
 MAX_MEASURE_S = "max_measure_s"  # s, run setting: most seconds of timed windows per config (steps: auto)
@@ -287,6 +288,7 @@ RECORD_COLUMNS = (
     LINK_BYTES_PER_S,
     LINK_MEASURED_BYTES_PER_S,
     LINK_CHECK_METHOD,
+    LINK_NCCL_SETTINGS,
     DEVICES,
     REPLICAS,
     DEVICE_KIND,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfscale import contract
 from tfscale.axes import (
     ADDONS,
     AUTO,
@@ -333,6 +334,14 @@ SPREAD_NOTE = (
     "process only, not between processes, usually the larger (tfscale/repeats.py); repeats: 2 on a few configs "
     "measures it for the whole run"
 )
+
+
+def nccl_link_note(plan: Plan) -> str | None:
+    """One line for a GPU suite with simulated hosts: the NCCL settings that keep its collectives on the link."""
+    count = sum(1 for s in plan.specs if s.network_link is not None and s.device == "gpu")
+    if not count:
+        return None
+    return f"note: {count} GPU config(s) with network_link run NCCL with {contract.simulated_link_nccl_note()}"
 
 
 def spread_note(plan: Plan) -> str | None:

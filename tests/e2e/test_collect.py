@@ -1,6 +1,7 @@
 """A run started from `tfscale launch`'s files, outside `tfscale run`, ends in records and a report through
-`tfscale collect`: the hosts target's commands of a 2-node MultiWorkerMirrored config and a single-process one,
-executed as a person would (each line in a shell, from the launch folder)."""
+`tfscale collect`: the hosts target's commands of a 2-node MultiWorkerMirrored config, a ParameterServer config
+(chief, two workers, one PS) and a single-process one, executed as a person would (each line in a shell, from the
+launch folder)."""
 
 import json
 import socket
@@ -21,7 +22,9 @@ matrix:
   model: [mlp]
   strategy: [multi_worker_mirrored]
   nodes: [2]
-include: [{model: mlp, strategy: one_device}]
+include:
+  - {model: mlp, strategy: one_device}
+  - {model: mlp, strategy: parameter_server, nodes: 2}
 """
 
 
@@ -40,15 +43,20 @@ def test_hosts_commands_run_by_hand_end_in_records_and_a_report(tmp_path):
     suite = tmp_path / "launched.yaml"
     suite.write_text(SUITE)
     out = tmp_path / "launch"
-    hosts = ",".join(f"127.0.0.1:{port}" for port in free_ports(2))
+    hosts = ",".join(f"127.0.0.1:{port}" for port in free_ports(4))
     runner = CliRunner()
     emitted = runner.invoke(
         cli, ["launch", str(suite), "--target", "hosts", "--hosts", hosts, "-o", str(out), "--python", sys.executable]
     )
     assert emitted.exit_code == 0, emitted.output
-    commands = [line.split(": ", 1)[1] for line in (out / "hosts.txt").read_text().splitlines() if line[0] != "#"]
-    assert len(commands) == 3  # two MWMS workers, one single process
-    for config in (commands[:2], commands[2:]):  # a config's tasks run side by side
+    groups = []  # each config's commands, after its comment line
+    for line in (out / "hosts.txt").read_text().splitlines()[1:]:
+        if line.startswith("# "):
+            groups.append([])
+        else:
+            groups[-1].append(line.split(": ", 1)[1])
+    assert [len(g) for g in groups] == [2, 1, 4]  # two MWMS workers, one single process, chief + 2 workers + PS
+    for config in groups:  # a config's tasks run side by side
         processes = [
             subprocess.Popen(["bash", "-c", c], cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             for c in config
@@ -64,15 +72,17 @@ def test_hosts_commands_run_by_hand_end_in_records_and_a_report(tmp_path):
     result = runner.invoke(cli, ["collect", str(out), "--run-id", "c1", *args])
     assert result.exit_code == 0, result.output
     run = tmp_path / "results" / "launched" / "c1"
-    assert result.output.splitlines()[0] == f"collected 2 process(es) into {run / 'records.jsonl'}"
+    assert result.output.splitlines()[0] == f"collected 3 process(es) into {run / 'records.jsonl'}"
     own = tmp_path / "reports" / "launched" / "c1.html"
     assert result.output.splitlines()[-1] == f"report: {tmp_path / 'reports' / 'launched.html'} (this run's own: {own})"
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     assert [(r["strategy"], r["status"], r["launcher"]) for r in records] == [
         ("multi_worker_mirrored", "ok", "launch"),
         ("one_device", "ok", "launch"),
+        ("parameter_server", "ok", "launch"),
     ]
-    mwms, single = records
+    mwms, single, ps = records
+    assert ps["cluster"] == {"chief": 1, "worker": 2, "ps": 1} and ps["replicas"] == 2
     assert (
         len(mwms["rank_throughput_examples_per_s"]) == 2 and mwms["cluster"] == {"worker": 2} and mwms["replicas"] == 2
     )

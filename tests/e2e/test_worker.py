@@ -99,3 +99,60 @@ def test_model_parallel_gpu_start_builds_on_the_host_and_starts_dtensor_before_t
         "device_names",
         "build_workload under /job:localhost/replica:0/task:0/device:CPU:0",
     ]
+
+
+def test_a_task_server_offers_only_its_own_gpus():
+    # A ParameterServer worker's gRPC server built its devices from its own ConfigProto, every GPU the process saw:
+    # the coordinator counted them all as that worker's replicas. device_count caps them (none for a PS).
+    from tfscale.worker.cluster import SERVER_INTER_OP_THREADS, server_config
+
+    assert dict(server_config("gpu", 2).device_count) == {"GPU": 2}
+    assert dict(server_config("gpu", 0).device_count) == {"GPU": 0}
+    assert dict(server_config("cpu", 4).device_count) == {}  # logical CPU devices come from tf.config
+    assert server_config("cpu", 4).inter_op_parallelism_threads == SERVER_INTER_OP_THREADS
+
+
+def test_collective_implementation_is_what_tf_runs_not_what_was_asked(monkeypatch):
+    # TF runs NCCL only for an NCCL hint on GPU groups in a CUDA build (collective_param_resolver_local.cc:
+    # AssignCollectiveType); asked NCCL on CPUs it ran ring while the record said NCCL.
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from tfscale.worker.strategies import collective_implementation
+
+    def strategy(asked, device_type):
+        options = SimpleNamespace(implementation=SimpleNamespace(value=asked))
+        return SimpleNamespace(extended=SimpleNamespace(_communication_options=options, _local_device_type=device_type))
+
+    monkeypatch.setattr(tf.sysconfig, "get_build_info", lambda: {"is_cuda_build": True})
+    assert collective_implementation(strategy("NCCL", "GPU")) == "NCCL"
+    assert collective_implementation(strategy("NCCL", "CPU")) == "RING"
+    assert collective_implementation(strategy("RING", "GPU")) == "RING"
+    assert collective_implementation(SimpleNamespace(extended=SimpleNamespace())) is None
+    monkeypatch.setattr(tf.sysconfig, "get_build_info", lambda: {"is_cuda_build": False})
+    assert collective_implementation(strategy("NCCL", "GPU")) == "RING"
+
+
+def test_an_op_with_gpu_kernels_counts_once_in_the_op_breakdown():
+    # A GPU op has a host event (its launch) and kernel events carrying its name in the "tf_op" stat; both were
+    # counted. A host-only op (the input) still counts by its host event.
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    from tfscale.worker.trace import op_events
+
+    space = xplane_pb2.XSpace()
+    host = space.planes.add(name="/host:CPU")
+    host.event_metadata[1].name = "dense/MatMul:MatMul"
+    host.event_metadata[2].name = "iterator/GetNext:IteratorGetNext"
+    line = host.lines.add(name="tf_Compute", timestamp_ns=0)
+    line.events.add(metadata_id=1, offset_ps=0, duration_ps=10**6)
+    line.events.add(metadata_id=2, offset_ps=2 * 10**6, duration_ps=10**6)
+    gpu = space.planes.add(name="/device:GPU:0")
+    gpu.stat_metadata[7].name = "tf_op"
+    gpu.event_metadata[1].name = "volta_sgemm_128x64_nn"
+    kernels = gpu.lines.add(name="Stream #14(Compute)", timestamp_ns=0)
+    kernel = kernels.events.add(metadata_id=1, offset_ps=5 * 10**5, duration_ps=4 * 10**6)
+    kernel.stats.add(metadata_id=7, str_value="dense/MatMul:MatMul")
+    found = sorted((e.name, e.op_type, round((e.end - e.start) * 1e6)) for e in op_events(space))
+    assert found == [("dense/MatMul", "MatMul", 4), ("iterator/GetNext", "IteratorGetNext", 1)]  # us

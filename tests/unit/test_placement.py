@@ -96,3 +96,13 @@ def test_slurm_cluster_maps_ranks_to_addresses_in_slurm_s_node_order():
     assert cluster == {"chief": ["gpu9:9000"], "worker": ["gpu9:9001", "gpu10:9000"], "ps": ["gpu10:9001"]}
     with pytest.raises(ValueError, match="does not hold the config's 4 tasks"):
         slurm_cluster("gpu[9-10]", "1(x2)", cluster_tasks("parameter_server", 2, 1), 9000)
+
+
+def test_the_parameter_server_chief_reads_the_energy_of_its_workers_gpus():
+    tasks = cluster_tasks("parameter_server", 2, 1)
+    placed = local("parameter_server", 2, 2, num_ps=1)
+    assert contract.energy_gpus(tasks, placed) == {"chief-0": "0,1,2,3"}
+    # trainers that compute on their own GPUs read those (no variable); CPU configs place none
+    mwms = cluster_tasks("multi_worker_mirrored", 2, None)
+    assert contract.energy_gpus(mwms, local("multi_worker_mirrored", 2, 1)) == {}
+    assert contract.energy_gpus(tasks, {t.name: () for t in tasks}) == {}

@@ -8,7 +8,7 @@ import click
 
 from tfscale.api import plan as plan_suite
 from tfscale.netsim.network import unavailable_reason
-from tfscale.planner import network_note, plan_rows, spread_note
+from tfscale.planner import nccl_link_note, network_note, plan_rows, spread_note
 from tfscale.preflight import gpu_preflight
 from tfscale.textable import format_table
 
@@ -26,7 +26,7 @@ def plan(suite_file: str, as_json: bool) -> None:
     click.echo(format_table(plan_rows(result)))
     collapsed = f" ({result.duplicates} duplicates collapsed)" if result.duplicates else ""
     click.echo(f"{len(result.specs)} configs in suite {result.suite.name!r} (device: {result.suite.device}){collapsed}")
-    for note in (network_note(result, unavailable_reason()), spread_note(result)):
+    for note in (network_note(result, unavailable_reason()), nccl_link_note(result), spread_note(result)):
         if note:
             click.echo(note, err=True)
     if result.suite.device == "gpu":

@@ -306,6 +306,11 @@ class LocalLauncher(Launcher):
             }
             for name, own in gpus.items()
         }
+        for name, value in contract.energy_gpus(tasks, gpus).items():  # the ParameterServer chief: its workers'
+            task_env[name][contract.ENERGY_GPUS_ENV] = value
+        nccl_on_link = link_nccl_env(spec, tasks)
+        for name, env in nccl_on_link.items():
+            task_env.setdefault(name, {}).update(env)
         try:
             with cluster_hosts(spec, job.run_id) as hosts:
                 done = run_tasks(
@@ -324,6 +329,8 @@ class LocalLauncher(Launcher):
             columns = {m.CLUSTER: contract.job_counts(tasks), m.PORT_RETRIES: done.attempts - 1}
         if hosts.check is not None:
             columns |= {m.LINK_MEASURED_BYTES_PER_S: hosts.check.bytes_per_s, m.LINK_CHECK_METHOD: hosts.check.method}
+        if nccl_on_link:
+            columns[m.LINK_NCCL_SETTINGS] = contract.simulated_link_nccl_note()
         outcome = Outcome(
             done.duration_s,
             parts,
@@ -380,16 +387,41 @@ class LocalLauncher(Launcher):
             argv = contract.worker_argv(
                 result_template(process.name), contract.TRAIN, spec_file(spec), worker_python(options, sys.executable)
             )
+            gpus = host_gpu_env(spec, tasks, hosts)
             for task, host in zip(tasks, hosts, strict=True):
                 env = (
                     f"{contract.TF_CONFIG_ENV}={shlex.quote(contract.tf_config(addresses, task))} "
                     if spec.cluster
                     else ""
                 )
-                lines.append(f"{host}: {env}{shlex.join(argv)}")
+                lines.append(f"{host}: {gpus.get(task.name, '')}{env}{shlex.join(argv)}")
         return {"hosts.txt": "\n".join(lines) + "\n"}
 
 
 def _log_name(job: Job, task: Task) -> str:
     """One log per process: <prefix>.log for a single process, <prefix>.<task>.log for each task of a cluster."""
     return f"{job.prefix}.{task.name}.log" if job.spec.cluster else f"{job.prefix}.log"
+
+
+def host_gpu_env(spec, tasks: list[Task], hosts: list[str]) -> dict[str, str]:
+    """`CUDA_VISIBLE_DEVICES=... ` for each task of a GPU config on the hosts target: tasks that share a host (the
+    same name before any `:port`) get disjoint GPUs, in task order from index 0 (contract.place_gpus), and tasks
+    that compute on none (parameter servers, the ParameterServer chief) none. Without it, several tasks on one
+    host all saw GPUs 0..k-1 (NCCL's duplicate-GPU error for MultiWorkerMirrored). Empty for CPU configs (the
+    worker hides GPUs itself)."""
+    if spec.device != "gpu":
+        return {}
+    names = [host.rsplit(":", 1)[0] if host.count(":") == 1 else host for host in hosts]
+    index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    need = contract.gpu_needs(spec, tasks)
+    on_host = [sum(n for n, h in zip(need, names, strict=True) if h == name) for name in index]
+    placed = contract.place_gpus(tasks, [index[h] for h in names], [[str(i) for i in range(c)] for c in on_host], need)
+    return {name: f"{contract.VISIBLE_GPUS_ENV}={contract.visible_gpus_value(gpus)} " for name, gpus in placed.items()}
+
+
+def link_nccl_env(spec, tasks: list[Task]) -> dict[str, dict[str, str]]:
+    """Task name -> the NCCL environment that keeps a GPU config on simulated hosts on its shaped link
+    (contract.simulated_link_nccl_env); none for CPU configs or loopback."""
+    if spec.network_link is None or spec.device != "gpu":
+        return {}
+    return {task.name: contract.simulated_link_nccl_env(task, spec.nodes) for task in tasks}

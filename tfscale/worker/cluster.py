@@ -87,6 +87,21 @@ def is_server(spec: RunSpec, task: tuple[str, int] | None) -> bool:
     return spec.strategy == "parameter_server" and task is not None and task[0] in ("ps", "worker")
 
 
+def server_config(device: str, devices: int):
+    """The ConfigProto of a task's gRPC server: SERVER_INTER_OP_THREADS, and on GPUs at most `devices` GPUs (none
+    for a parameter server). The server builds its own devices from this config, not from tf.config's visible
+    devices (tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc: GrpcServer::Init -> DeviceFactory::
+    AddDevices with the server's session options, whose ConfigProto.device_count caps each type): without the cap a
+    ParameterServer worker offered every GPU its process could see, and the coordinator counted them all as that
+    worker's replicas."""
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=SERVER_INTER_OP_THREADS)
+    if device == "gpu":
+        config.device_count["GPU"] = devices
+    return config
+
+
 def serve(spec: RunSpec, stop_file: str) -> None:
     """Run this task's gRPC server until `stop_file` exists (the chief's result on a shared filesystem, under
     Slurm or Kubernetes) or the parent stops this process (local launcher)."""
@@ -96,7 +111,7 @@ def serve(spec: RunSpec, stop_file: str) -> None:
 
     setup_devices(spec.device, task_devices(spec))
     resolver = cluster_resolver(spec)
-    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=SERVER_INTER_OP_THREADS)
+    config = server_config(spec.device, task_devices(spec))
     tf.distribute.Server(
         resolver.cluster_spec(),
         job_name=resolver.task_type,

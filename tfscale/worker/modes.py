@@ -15,7 +15,7 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.axes import mode_of
-from tfscale.contract import TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, first_trainer, parse_visible_gpus
+from tfscale.contract import ENERGY_GPUS_ENV, TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, first_trainer, parse_visible_gpus
 from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
@@ -64,7 +64,7 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     trainer = MODES[mode_of(spec.strategy, spec.parallelism)](spec, task_name)
     trainer.step = planted_sleep(spec.config_id, trainer.step)
 
-    meter = EnergyMeter(spec.device, not spec.cluster, own_gpu_uuids() if spec.device == "gpu" else [])
+    meter = EnergyMeter(spec.device, not spec.cluster, energy_gpu_uuids() if spec.device == "gpu" else [])
 
     def start_timing() -> None:
         if trainer.start_timing is not None:
@@ -102,6 +102,13 @@ def own_gpu_uuids() -> list[str]:
     """NVML UUIDs of the GPUs this process was given (its CUDA_VISIBLE_DEVICES; CUDA numbers them in PCI order,
     as NVML does, because the worker set CUDA_DEVICE_ORDER)."""
     return gpu_uuids(parse_visible_gpus(os.environ.get(VISIBLE_GPUS_ENV)), nvml_uuids())
+
+
+def energy_gpu_uuids() -> list[str]:
+    """The GPUs whose energy this trainer reads: those the launcher named (ENERGY_GPUS_ENV: a ParameterServer
+    chief reads its workers'), else its own."""
+    named = os.environ.get(ENERGY_GPUS_ENV)
+    return gpu_uuids(parse_visible_gpus(named), nvml_uuids()) if named else own_gpu_uuids()
 
 
 def planted_sleep(config_id: str, step: Callable[[], Any]) -> Callable[[], Any]:

@@ -46,10 +46,19 @@ def _multi_worker_mirrored(spec: RunSpec, devices: list[str]) -> tf.distribute.S
 
 
 def collective_implementation(strategy: tf.distribute.Strategy) -> str | None:
-    """The all-reduce implementation a MultiWorkerMirroredStrategy was built with ("RING", "NCCL"), read back from
-    the strategy (None for other strategies)."""
+    """The all-reduce implementation a MultiWorkerMirroredStrategy's collectives run with ("NCCL", "RING"; None for
+    other strategies): what it was asked for (read back from the strategy) under TF's own rule,
+    tensorflow/core/common_runtime/collective_param_resolver_local.cc: AssignCollectiveType uses NCCL where the
+    hint is NCCL (or the context enables NCCL, which tfscale never does for MultiWorkerMirrored), the group's
+    devices are GPUs and NcclReduce is registered (TF built with CUDA); ring otherwise. Asked NCCL on CPUs, it ran
+    ring and the record said NCCL."""
     options = getattr(strategy.extended, "_communication_options", None)
-    return getattr(getattr(options, "implementation", None), "value", None)
+    asked = getattr(getattr(options, "implementation", None), "value", None)
+    if asked is None:
+        return None
+    on_gpus = getattr(strategy.extended, "_local_device_type", None) == "GPU"
+    nccl_built = bool(tf.sysconfig.get_build_info().get("is_cuda_build"))
+    return "NCCL" if asked == "NCCL" and on_gpus and nccl_built else "RING"
 
 
 def _partitioner(spec: RunSpec):

@@ -9,7 +9,8 @@ collective elsewhere (GPU), counts. The union of their intervals, divided by the
 
 Op events: on a host plane, TF's executor records each op as an event named "op_name:OpType" on its thread's line
 (the Python thread's own events are the eager call, not ops); on a GPU plane, each kernel carries the op it belongs
-to in its "tf_op" stat (assumed from the XPlane schema; not checked here: no GPU).
+to in its "tf_op" stat (assumed from the XPlane schema; not checked here: no GPU). An op that ran kernels counts by
+its kernels only, not also by its host event (the launch).
 """
 
 from __future__ import annotations
@@ -65,18 +66,22 @@ def op_events(space) -> list[OpEvent]:
         plane.name: next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
         for plane in space.planes
     }
-    events = []
+    host, device = [], []
     for plane, line, event, start, end in _events(space):
         if line.name.startswith(PYTHON_LINE):
             continue
         name = plane.event_metadata[event.metadata_id].name
         stat = tf_op[plane.name]
-        if plane.name.startswith("/device:") and stat is not None:  # a kernel: the op it runs for is in its stats
+        on_device = plane.name.startswith("/device:")
+        if on_device and stat is not None:  # a kernel: the op it runs for is in its stats
             name = next((s.str_value for s in event.stats if s.metadata_id == stat), "") or name
         match = OP_EVENT.match(name)
         if match is not None:
-            events.append(OpEvent(start, end, match.group(1), match.group(2)))
-    return events
+            (device if on_device else host).append(OpEvent(start, end, match.group(1), match.group(2)))
+    # An op with kernels on a device also has a host event: its launch, which is not its work. Counting both put
+    # a GPU op's time in the breakdown twice; its host event counts only for ops no device ran (input, CPU ops).
+    ran_on_device = {event.name for event in device}
+    return device + [event for event in host if event.name not in ran_on_device]
 
 
 def op_columns(spaces: list, steps: int, traced_step_s: float) -> dict:

@@ -188,6 +188,29 @@ def test_emitted_commands_name_the_nodes_python_and_the_image_s_never_a_host_pat
     assert " /opt/venv/bin/python -m tfscale.worker " in (tmp_path / "p" / "slurm.sbatch").read_text()
 
 
+def test_host_commands_give_tasks_on_one_host_their_own_gpus(tmp_path):
+    # Several tasks on one host all saw GPUs 0..k-1 (NCCL's duplicate-GPU error for MultiWorkerMirrored)
+    suite = GPU_SUITE.replace("  - {strategy: mirrored, devices_per_node: 2}\n", "")
+    hosts = ("h1:9001", "h1:9002", "h2:9001", "h2:9002")
+    [path] = emit(plan(suite), "hosts", tmp_path, LaunchOptions(hosts=hosts, python="python"))
+    visible = [
+        (line.split(": ", 1)[0], re.search(r"CUDA_VISIBLE_DEVICES=(\S+) TF_CONFIG='(.+?)'", line))
+        for line in path.read_text().splitlines()
+        if not line.startswith("#")
+    ]
+    tasks = [(host, m.group(1), json.loads(m.group(2))["task"]["type"]) for host, m in visible]
+    assert tasks == [
+        ("h1:9001", "0,1,2,3", "worker"),  # MultiWorkerMirrored x 4 GPUs: two tasks on h1
+        ("h1:9002", "4,5,6,7", "worker"),
+        ("h1:9001", "-1", "chief"),  # ParameterServer: the chief and the PS compute on no GPU
+        ("h1:9002", "0", "worker"),
+        ("h2:9001", "0", "worker"),
+        ("h2:9002", "-1", "ps"),
+    ]
+    [cpu] = emit(plan(), "hosts", tmp_path / "cpu", LaunchOptions(hosts=hosts, python="python"))
+    assert "CUDA_VISIBLE_DEVICES" not in cpu.read_text()  # CPU suites: the worker hides GPUs itself
+
+
 def test_pods_that_ask_for_no_gpu_see_none(tmp_path):
     # NVIDIA's runtime shows every GPU of the node to a pod of an image with NVIDIA_VISIBLE_DEVICES=all
     no_gpus = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "CUDA_VISIBLE_DEVICES", "value": "-1"}]
@@ -268,3 +291,29 @@ def test_every_target_starts_a_config_of_repeats_n_n_times_each_with_its_own_par
     assert [argv[argv.index("--result") + 1] for argv in commands] == [
         f"results/{n}.{{task}}.result.json" for n in names for _ in range(2)
     ]
+
+
+def test_gpu_configs_on_simulated_hosts_keep_nccl_on_the_link(runner, tmp_path):
+    # Namespaces of one machine share its hostname and /dev/shm: NCCL would use P2P or shared memory, never the
+    # shaped veth. Each task gets the settings that leave it the socket transport, its node as NCCL's host.
+    from tfscale import contract
+    from tfscale.launch.local import link_nccl_env
+
+    [linked] = [s for s in plan(GPU_SUITE).specs if s.network_link]
+    env = link_nccl_env(linked, contract.tasks_of(linked))
+    base = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_IB_DISABLE": "1"}
+    assert env == {
+        "worker-0": {**base, "NCCL_HOSTID": "tfscale-node0"},
+        "worker-1": {**base, "NCCL_HOSTID": "tfscale-node1"},
+    }
+    [loopback] = [s for s in plan(GPU_SUITE).specs if s.strategy == "mirrored"]
+    assert link_nccl_env(loopback, contract.tasks_of(loopback)) == {}
+    cpu = plan(GPU_SUITE.replace("device: gpu", "device: cpu").replace("  devices_per_node: [4]\n", ""))
+    assert all(link_nccl_env(s, contract.tasks_of(s)) == {} for s in cpu.specs)
+    suite = tmp_path / "lt.yaml"
+    suite.write_text(GPU_SUITE)
+    result = runner.invoke(cli, ["plan", str(suite)])
+    assert (
+        "note: 1 GPU config(s) with network_link run NCCL with NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "
+        "NCCL_IB_DISABLE=1, NCCL_HOSTID per node: NCCL's socket transport over the simulated link"
+    ) in result.output
