@@ -216,3 +216,50 @@ def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
     assert workers_left(tmp_path) == []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"slurmtest-{os.getpid()}-" not in namespaces  # this session's (another may run its own beside it)
+
+
+def run_patched(cluster: Cluster, cwd: Path, patch: str, *args: str) -> subprocess.CompletedProcess:
+    """`tfscale run ... --launcher slurm` in a process that first runs `patch` (Python, one line per statement)."""
+    code = f"{patch}\nfrom tfscale.cli import main\nmain()"
+    argv = [sys.executable, "-c", code, "run", *args, "--launcher", "slurm", "--no-report"]
+    argv += ["--results-dir", str(cwd / "results")]
+    return subprocess.run(argv, cwd=cwd, env=cluster.env, capture_output=True, text=True, timeout=400, check=False)
+
+
+def test_a_trainer_silent_under_slurm_gets_its_step_cancelled(one_node, tmp_path):
+    (tmp_path / "user_models.py").write_text((Path(__file__).parent / "support" / "user_models.py").read_text())
+    (tmp_path / "z.yaml").write_text(
+        "name: stall\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 150, stall_timeout_s: 3, telemetry_hz: 0}\n"
+        "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
+        "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 60}}}\n"
+    )
+    started = time.monotonic()
+    done = run_patched(one_node, tmp_path, "", "z.yaml", "--run-id", "z")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [record] = records(tmp_path, "stall", "z")
+    assert record["status"] == "timeout"
+    assert record["reason"].startswith("a trainer made no progress for stall_timeout_s=3 s (step "), record["reason"]
+    assert record["reason"].endswith("cancelled); last phase worker-0: model built, worker-1: model built")
+    assert time.monotonic() - started < 100  # not the 60 s sleep, nor timeout_s
+    assert workers_left(tmp_path) == []
+
+
+def test_a_port_taken_on_the_node_makes_the_step_start_again_on_other_ports(one_node, tmp_path):
+    (tmp_path / "p.yaml").write_text(
+        SUITE.split("matrix:")[0] + "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n"
+    )
+    # The parent holds a port and hands it out as the first step's port base: worker-0 cannot bind it.
+    patch = (
+        "import socket, tfscale.launch.slurm as s\n"
+        "held = socket.socket(); held.bind(('0.0.0.0', 0)); held.listen()\n"
+        "picks = []\n"
+        "real = s.pick_ports\n"
+        "s.pick_ports = lambda n: picks.append(n) or ([held.getsockname()[1]] if len(picks) == 1 else real(n))"
+    )
+    done = run_patched(one_node, tmp_path, patch, "p.yaml", "--run-id", "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [record] = records(tmp_path, "onslurm", "p")
+    assert (record["status"], record["port_retries"]) == ("ok", 1), record["reason"]
+    log = (tmp_path / "results" / "onslurm" / "p" / record["log_path"]).read_text()
+    assert log.count("--- tfscale: srun") == 2
+    assert workers_left(tmp_path) == []

@@ -41,8 +41,9 @@ from tfscale.launch.base import (
     spec_file,
     worker_python,
 )
-from tfscale.launch.local import pick_ports
+from tfscale.launch.local import MAX_ATTEMPTS, RELAUNCH_MARKERS, Watch, pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
+from tfscale.launch.watchdog import ProgressWatch
 from tfscale.spec import RunSpec
 from tfscale.store import read_json
 
@@ -310,11 +311,22 @@ class Allocation:
 @dataclass(frozen=True)
 class StepOutcome:
     returncode: int | None  # None: stopped by tfscale's watchdog
-    timed_out: bool
+    stopped: str | None  # STOPPED_* when tfscale's watchdog cancelled the step
     duration_s: float
     job_id: str
     step_id: str | None
     slurm_reason: str | None
+    log_text: str = ""  # what the step wrote to the log (srun's and every rank's output)
+
+    @property
+    def timed_out(self) -> bool:
+        return self.stopped == STOPPED_TIMEOUT
+
+
+def port_clash(step: StepOutcome) -> bool:
+    """Whether a step failed because a rank could not bind its port (contract.PORT_BASE_ENV + its local rank was
+    free on the submit host, where it was picked, but taken on the rank's node): a relaunch on other ports helps."""
+    return step.returncode not in (None, 0) and any(marker in step.log_text for marker in RELAUNCH_MARKERS)
 
 
 def _step_id(job_id: str, name: str) -> str | None:
@@ -325,21 +337,34 @@ def _step_id(job_id: str, name: str) -> str | None:
     return None
 
 
-def run_step(spec: RunSpec, job_id: str, argv: list[str], log_path: Path, env: dict[str, str]) -> StepOutcome:
-    """Run one config as a job step; stop it (scancel) after spec.timeout_s. srun's output goes to log_path."""
+def run_step(
+    spec: RunSpec,
+    job_id: str,
+    argv: list[str],
+    log_path: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    watch: ProgressWatch | None = None,
+) -> StepOutcome:
+    """Run one config as a job step; cancel it (scancel) after `timeout_s` or when `watch` (its trainers' startup
+    and stall deadlines) says so. srun's output goes to log_path."""
     name = step_name(spec)
     start = time.monotonic()
-    step_id = None
+    step_id, stopped = None, None
     with open(log_path, "ab") as log:
+        offset = log.tell()
         log.write(f"--- tfscale: {' '.join(argv)}\n".encode())
         log.flush()
         process = start_worker(argv, log, {**os.environ, **env}, worker=False)  # srun: its ranks are slurmstepd's
         try:
-            while process.poll() is None and time.monotonic() - start < spec.timeout_s:
+            while process.poll() is None:
+                now = time.monotonic()
+                stopped = STOPPED_TIMEOUT if now - start >= timeout_s else watch.check(now) if watch else None
+                if stopped is not None:
+                    break
                 step_id = step_id or _step_id(job_id, name)
                 time.sleep(POLL_S)
-            timed_out = process.poll() is None
-            if timed_out:
+            if stopped is not None:
                 step_id = step_id or _step_id(job_id, name)
                 _scancel(job_id, step_id)
         except BaseException:
@@ -348,14 +373,17 @@ def run_step(spec: RunSpec, job_id: str, argv: list[str], log_path: Path, env: d
             kill_tree(process)
             raise
         kill_tree(process)
-    text = log_path.read_text(encoding="utf-8", errors="replace")
+    with open(log_path, "rb") as log:
+        log.seek(offset)
+        text = log.read().decode(errors="replace")
     return StepOutcome(
-        None if timed_out else process.returncode,
-        timed_out,
+        None if stopped else process.returncode,
+        stopped,
         time.monotonic() - start,
         job_id,
         step_id,
         slurm_reason(text),
+        text,
     )
 
 
@@ -391,35 +419,67 @@ class SlurmLauncher(Launcher):
     def run(self, job: Job) -> Outcome:
         # the ranks may start in another folder, on other nodes: every path absolute
         job = dataclasses.replace(job, work=job.work.resolve(), spec_path=job.spec_path.resolve())
-        log_path = job.logs / f"{job.prefix}.log"
-        env = step_env(pick_ports(1)[0]) | {contract.PROGRESS_ENV: str(job.progress_path())}
-        allocation = self.allocation
-        argv = srun_argv(
-            job.spec, allocation.node_count, job.argv(job.result_path()), allocation.job_id, allocation.cpus_per_node
-        )
-        step = run_step(job.spec, self.allocation.job_id, argv, log_path, env)
+        step, attempts = self._run_steps(job)
         tasks = job.tasks
         parts = {task.name: read_json(job.result_path(task)) for task in tasks}
         label = f"step {step.job_id}.{step.step_id}" if step.step_id is not None else f"job {step.job_id}"
+        cluster = job.spec.cluster
         outcome = Outcome(
             step.duration_s,
             parts,
             [t.name for t in tasks if t.trainer],
-            log_path,
+            job.logs / f"{job.prefix}.log",
             columns={
                 m.SLURM_JOB_ID: step.job_id,
                 m.SLURM_STEP_ID: step.step_id,
-                m.CLUSTER: contract.job_counts(tasks) if job.spec.cluster else None,
+                m.CLUSTER: contract.job_counts(tasks) if cluster else None,
+                m.PORT_RETRIES: attempts - 1 if cluster else None,
             },
             process="srun",
         )
-        if step.timed_out:
-            outcome.stopped, outcome.stopped_how = STOPPED_TIMEOUT, f"{label} cancelled"
+        if step.stopped is not None:
+            outcome.stopped, outcome.stopped_how = step.stopped, f"{label} cancelled"
+            if cluster:
+                outcome.phases = self._watch(job, time.monotonic()).phases()
         elif step.returncode != 0 or not outcome.ok:
             outcome.failed, outcome.returncode = label, step.returncode
             outcome.launcher_reason = step.slurm_reason
             outcome.time_limit = "TIME LIMIT" in (step.slurm_reason or "")
         return outcome
+
+    def _watch(self, job: Job, start: float) -> ProgressWatch:
+        """The startup and stall deadlines of a cluster's trainers (none for one process: timeout_s covers it), as
+        the local launcher's watchdog has them (local.Watch)."""
+        watch = Watch.of(job.spec)
+        trainers = [task for task in job.tasks if task.trainer]
+        return ProgressWatch(
+            {task.name: job.progress_path(task) for task in trainers},
+            {task.name: job.result_path(task) for task in trainers},
+            start,
+            watch.startup_s,
+            watch.stall_s,
+        )
+
+    def _run_steps(self, job: Job) -> tuple[StepOutcome, int]:
+        """Run the config's step, again on other ports (up to MAX_ATTEMPTS, within timeout_s in all) when a rank
+        could not bind its port. Returns the last step and the number of attempts."""
+        allocation = self.allocation
+        argv = srun_argv(
+            job.spec, allocation.node_count, job.argv(job.result_path()), allocation.job_id, allocation.cpus_per_node
+        )
+        start = time.monotonic()
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            for task in job.tasks:  # a relaunch must not read the failed attempt's files
+                Path(job.result_path(task)).unlink(missing_ok=True)
+                Path(job.progress_path(task)).unlink(missing_ok=True)
+            env = step_env(pick_ports(1)[0]) | {contract.PROGRESS_ENV: str(job.progress_path())}
+            remaining = job.spec.timeout_s - (time.monotonic() - start)
+            watch = self._watch(job, time.monotonic()) if job.spec.cluster else None
+            step = run_step(job.spec, allocation.job_id, argv, job.logs / f"{job.prefix}.log", env, remaining, watch)
+            in_time = time.monotonic() - start < job.spec.timeout_s
+            if not (job.spec.cluster and port_clash(step) and attempt < MAX_ATTEMPTS and in_time):
+                break
+        return dataclasses.replace(step, duration_s=time.monotonic() - start), attempt
 
     @classmethod
     def script(cls, plan, out: Path, options) -> dict[str, str]:
