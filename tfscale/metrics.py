@@ -427,3 +427,7 @@ STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 STATUS_TIMEOUT = "timeout"
 STATUS_SKIPPED = "skipped"  # not run: the machine cannot (e.g. simulated networking without root); see reason
+
+# memory_kind's values: TF's allocator peak of one GPU (after the reset at the end of warm-up), or the process's
+MEMORY_KIND_ALLOCATOR_PEAK = "tf_allocator_peak_per_device"
+MEMORY_KIND_PROCESS_RSS = "process_peak_rss"

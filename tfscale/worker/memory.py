@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-TF_ALLOCATOR_PEAK = "tf_allocator_peak_per_device"
-PROCESS_PEAK_RSS = "process_peak_rss"
+from tfscale import metrics as m
+
+TF_ALLOCATOR_PEAK = m.MEMORY_KIND_ALLOCATOR_PEAK
+PROCESS_PEAK_RSS = m.MEMORY_KIND_PROCESS_RSS
 PROCESS_DEVICE = "process"  # peak_memory_device on CPU, and for a task that computes on no GPU
 
 
