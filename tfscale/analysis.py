@@ -19,7 +19,7 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import labels
 from tfscale import metrics as m
-from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC, TASK_TEACHER
+from tfscale.axes import AXES, DATA_AXES, DATA_FILES, DATA_SYNTHETIC, TASK_TEACHER, WORKLOAD_AXES
 from tfscale.comm import exposed_not_measured
 from tfscale.precision import DRIFT_FLAG, drift_beyond_noise
 from tfscale.repeats import process_medians, samples_of, spread_of  # samples: per process for configs run with repeats
@@ -29,21 +29,10 @@ from tfscale.uncertainty import Interval, of_medians, ratio_of_medians, scaled
 # What identifies one measurement: a config in one run of one suite. A config id alone repeats when a suite runs
 # twice (`tfscale report results/<suite>` of two runs looked configs up by it and crashed).
 MEASUREMENT_KEY = (m.SUITE, m.RUN_ID, m.CONFIG_ID)
-WORKLOAD_KEY = (
-    m.SUITE,  # with the run: a baseline comes from the same measurement session
-    m.RUN_ID,
-    m.DEVICE,
-    m.MODEL,
-    m.MODEL_SIZE,
-    m.PRECISION,
-    m.BATCH_POLICY,
-    m.BATCH_SIZE,
-    m.JIT,
-    m.OPTIMIZER,
-    m.TASK,  # random and teacher targets are different workloads
-    m.DATA,  # a files config's baseline reads the same files: the pipeline's cost is part of both
-    *DATA_AXES,
-)
+# What makes configs one workload, whose one-device config is the others' baseline: the run (a baseline comes from
+# the same measurement session), the device and every axis that says what the work is, not how it is laid out
+# (tfscale.axes.WORKLOAD_AXES: model and size, batch, precision, optimizer, task, data and its pipeline settings).
+WORKLOAD_KEY = (m.SUITE, m.RUN_ID, m.DEVICE, *WORKLOAD_AXES)
 HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 
 

@@ -190,6 +190,9 @@ class Axis:
     timing: bool = True
     # False: the default is left out of config_id, so an axis added after ids were published keeps existing ids
     default_in_id: bool = True
+    # True: how the work is laid out over devices and hosts (strategy, counts, modes), not what the work is; the
+    # other config axes make a workload (the scaling baseline's key: tfscale.analysis.WORKLOAD_KEY)
+    layout: bool = False
 
 
 def _axes(*axes: Axis) -> dict[str, Axis]:
@@ -199,7 +202,7 @@ def _axes(*axes: Axis) -> dict[str, Axis]:
 AXES: dict[str, Axis] = _axes(
     Axis("model", str, "mlp", "zoo model (mlp|cnn|transformer) or a name from the suite's `models`"),
     Axis("model_size", str, "small", "size knob of zoo models", choices=MODEL_SIZES),
-    Axis("strategy", str, "one_device", "tf.distribute strategy", choices=tuple(STRATEGIES)),
+    Axis("strategy", str, "one_device", "tf.distribute strategy", choices=tuple(STRATEGIES), layout=True),
     Axis(
         "cross_device_ops",
         str,
@@ -207,6 +210,7 @@ AXES: dict[str, Axis] = _axes(
         "mirrored only: how gradients are all-reduced",
         choices=("nccl", "hierarchical_copy", "reduction_to_one_device"),
         nullable=True,
+        layout=True,
     ),
     Axis(
         "collective",
@@ -215,6 +219,7 @@ AXES: dict[str, Axis] = _axes(
         "multi_worker_mirrored: all-reduce implementation (CommunicationOptions); auto: nccl on gpu, ring on cpu",
         choices=("auto", "ring", "nccl"),
         nullable=True,
+        layout=True,
     ),
     Axis(
         "bytes_per_pack",
@@ -224,8 +229,18 @@ AXES: dict[str, Axis] = _axes(
         minimum=0,
         maximum=1 << 40,
         nullable=True,
+        layout=True,
     ),
-    Axis("num_ps", int, 1, "parameter_server: parameter server tasks", minimum=1, maximum=1024, nullable=True),
+    Axis(
+        "num_ps",
+        int,
+        1,
+        "parameter_server: parameter server tasks",
+        minimum=1,
+        maximum=1024,
+        nullable=True,
+        layout=True,
+    ),
     Axis(
         "partitioner",
         str,
@@ -233,6 +248,7 @@ AXES: dict[str, Axis] = _axes(
         "parameter_server: how variables are sharded over the servers",
         choices=("none", "min_size", "fixed_shards"),
         nullable=True,
+        layout=True,
     ),
     Axis(
         "network_link",
@@ -241,6 +257,7 @@ AXES: dict[str, Axis] = _axes(
         "cluster strategies on several nodes: simulate each node as a network "
         "namespace whose link is shaped to this rate (tc syntax: 100mbit, 1gbit); empty: loopback, unshaped",
         nullable=True,
+        layout=True,
     ),
     Axis(
         "nodes",
@@ -249,6 +266,7 @@ AXES: dict[str, Axis] = _axes(
         "number of nodes (hosts); for cluster strategies, the number of workers",
         minimum=1,
         maximum=MAX_NODES,
+        layout=True,
     ),
     Axis(
         "devices_per_node",
@@ -257,6 +275,7 @@ AXES: dict[str, Axis] = _axes(
         "accelerators or logical CPU devices per node",
         minimum=1,
         maximum=MAX_DEVICES_PER_NODE,
+        layout=True,
     ),
     Axis(
         "parallelism",
@@ -265,6 +284,7 @@ AXES: dict[str, Axis] = _axes(
         "how work is split over devices: data (a tf.distribute strategy), pipeline "
         "(layer stages on devices), tensor (DTensor-sharded weights), hybrid (data x tensor mesh)",
         choices=tuple(PARALLELISMS),
+        layout=True,
     ),
     Axis(
         "stages",
@@ -274,6 +294,7 @@ AXES: dict[str, Axis] = _axes(
         minimum=1,
         maximum=1024,
         nullable=True,
+        layout=True,
     ),
     Axis(
         "micro_batches",
@@ -283,6 +304,7 @@ AXES: dict[str, Axis] = _axes(
         minimum=1,
         maximum=1 << 16,
         nullable=True,
+        layout=True,
     ),
     Axis(
         "tensor_parallel",
@@ -293,6 +315,7 @@ AXES: dict[str, Axis] = _axes(
         minimum=1,
         maximum=1 << 16,
         nullable=True,
+        layout=True,
     ),
     Axis("batch_size", int, 32, "examples per step: per replica (weak) or global (strong)", minimum=1, maximum=1 << 24),
     Axis(
@@ -380,6 +403,7 @@ AXES: dict[str, Axis] = _axes(
     ),
 )
 # The input pipeline's knobs: they apply to data: files only (blanked for synthetic data).
+WORKLOAD_AXES = tuple(name for name, axis in AXES.items() if not axis.layout)
 DATA_AXES = (
     "data_examples",
     "data_shards",

@@ -29,30 +29,17 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling, layout_label
-from tfscale.axes import SETTINGS
+from tfscale.axes import AXES, SETTINGS
 from tfscale.labels import model_label, record_mode
 from tfscale.repeats import process_medians
 from tfscale.stats import Z_975
 
 ALPHA = 0.05
 GATE_MIN_PROCESSES = 5
-MATCH_AXES = (
-    m.DEVICE,
-    m.MODEL,
-    m.MODEL_SIZE,
-    m.STRATEGY,
-    m.CROSS_DEVICE_OPS,
-    m.COLLECTIVE,
-    m.NUM_PS,
-    m.NODES,
-    m.DEVICES_PER_NODE,
-    m.PARALLELISM,
-    m.BATCH_SIZE,
-    m.BATCH_POLICY,
-    m.PRECISION,
-    m.JIT,
-    m.OPTIMIZER,
-)
+# What a config is when config ids differ (ids from an older scheme): the device and every config axis, derived from
+# the registry (a hand-kept list of 14 matched a `data: files` config with its synthetic twin and a teacher-task
+# config with its random one). A value an older record lacks is read as the axis's default.
+MATCH_AXES = (m.DEVICE, *AXES)
 
 
 @dataclass(frozen=True)
@@ -177,7 +164,15 @@ def throughput_change_ci(before: pd.Series, after: pd.Series) -> ThroughputChang
 
 
 def _key(row: pd.Series) -> tuple:
-    return tuple(None if pd.isna(row.get(a)) else row.get(a) for a in MATCH_AXES)
+    return tuple(_axis_value(row, name) for name in MATCH_AXES)
+
+
+def _axis_value(row: pd.Series, name: str):
+    """A row's value of an axis, its default where the row has none (a column older records lack, or empty)."""
+    value = row.get(name)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return AXES[name].default if name in AXES else None
+    return value
 
 
 def _label_columns(row: pd.Series) -> dict:

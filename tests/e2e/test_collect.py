@@ -87,6 +87,9 @@ def test_hosts_commands_run_by_hand_end_in_records_and_a_report(tmp_path):
         len(mwms["rank_throughput_examples_per_s"]) == 2 and mwms["cluster"] == {"worker": 2} and mwms["replicas"] == 2
     )
     assert mwms["timed_steps"] == 20 and single["timed_steps"] == 20
+    # each task's device environment as it recorded it: a CPU suite's tasks see no GPU (a GPU suite's per-task
+    # CUDA_VISIBLE_DEVICES in these commands: tests/unit/launch/test_emit.py; on hardware: tests/gpu/validate.sh)
+    assert mwms["rank_gpu_uuids"] == [[], []] and len(mwms["rank_cpu_affinity"]) == 2
     assert mwms["duration_s"] is None  # not known from result parts: empty, not 0
     assert (tmp_path / "reports" / "launched.html").is_file()
     again = runner.invoke(cli, ["collect", str(out), "--run-id", "c1", *args])

@@ -396,3 +396,14 @@ def test_a_drift_of_the_timed_windows_beyond_their_noise_is_a_warning():
     notes = warnings_for(add_scaling(pd.DataFrame([drifted, steady])))
     [note] = [n for n in notes if "drifted" in n]
     assert note.startswith("Config d (mlp, one_device, x1): its timed windows drifted +10.0 % from the first third")
+
+
+def test_a_workload_is_every_axis_that_is_not_layout():
+    from tfscale.analysis import WORKLOAD_KEY
+
+    expected = (
+        *("suite", "run_id", "device", "model", "model_size", "batch_size", "batch_policy", "precision", "jit"),
+        *("optimizer", "data", "task", "data_examples", "data_shards", "data_compression", "data_parallel_calls"),
+        *("shuffle_buffer", "prefetch", "cache"),
+    )
+    assert tuple(WORKLOAD_KEY) == expected

@@ -206,3 +206,19 @@ def test_machines_differ_by_hardware_not_by_name_or_version():
         ("gpus", "NVIDIA H100", "none"),
     ]
     assert machine_differences(env, {}) == []  # a run that kept no environment: nothing to say
+
+
+def test_configs_match_by_axes_only_where_every_axis_agrees():
+    from tfscale.compare import MATCH_AXES, lost_configs, pairs
+
+    assert {"data", "task", "network_link", "stages", "tensor_parallel", "device"} <= set(MATCH_AXES)
+    synthetic = record("a1", "mirrored", 2, [1.0] * 10)  # an older record: no data or task column
+    files = record("b1", "mirrored", 2, [1.0] * 10, data="files", task="random")
+    twin = record("b2", "mirrored", 2, [1.0] * 10, data="synthetic", task="random")
+    base, new = pd.DataFrame([synthetic]), pd.DataFrame([files])
+    assert list(pairs(base, new)) == []  # a files config is not its synthetic twin
+    [(_, after, how)] = pairs(base, pd.DataFrame([files, twin]))
+    assert (after["config_id"], how) == ("b2", "axes")  # the twin with the default values written out is
+    teacher = record("t1", "mirrored", 2, [1.0] * 10, task="teacher")
+    lost = lost_configs(pd.DataFrame([teacher]), pd.DataFrame([twin]))
+    assert [(x.config_id, x.status) for x in lost] == [("t1", "missing")]  # not "found" as its random twin
