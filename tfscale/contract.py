@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,6 +158,28 @@ def simulated_link_nccl_note() -> str:
     """The record's link_nccl_settings: what simulated_link_nccl_env sets, in words."""
     settings = " ".join(f"{k}={v}" for k, v in SIMULATED_LINK_NCCL.items())
     return f"{settings}, {NCCL_HOST_ID_ENV} per node: NCCL's socket transport over the simulated link"
+
+
+LOOPBACK_HOST = "127.0.0.1"
+
+
+def _loopback(task: Task) -> str:
+    return LOOPBACK_HOST
+
+
+def _unwrapped(task: Task, argv: list[str]) -> list[str]:
+    return argv
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each task runs: its address in the cluster spec, and how its command is started there."""
+
+    address: Callable[[Task], str] = _loopback
+    wrap: Callable[[Task, list[str]], list[str]] = _unwrapped
+
+
+LOOPBACK = Placement()
 
 
 def tf_config(cluster: dict[str, list[str]], task: Task) -> str:

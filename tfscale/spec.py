@@ -13,7 +13,7 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale.axes import AXES, SETTINGS, STRATEGIES, replicas_of
 from tfscale.labels import mode_label
-from tfscale.netsim.rate import parse_rate
+from tfscale.linkrate import parse_rate
 
 
 @dataclass(frozen=True)

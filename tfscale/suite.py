@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tfscale.axes import ALL_KEYS, AUTO, AXES, SETTINGS, ZOO_MODELS, Axis
 from tfscale.errors import SuiteError
-from tfscale.netsim.rate import parse_rate
+from tfscale.linkrate import parse_rate
 from tfscale.untrusted import NAME, NAME_RULE, UntrustedFile, is_name, read_capped, unsafe_character, visible
 
 _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

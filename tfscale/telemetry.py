@@ -24,7 +24,7 @@ import psutil
 
 from tfscale import metrics as m
 from tfscale.contract import in_timed_windows
-from tfscale.envinfo import nvml_text
+from tfscale.gpus import nvml_text
 from tfscale.store import write_atomic
 from tfscale.untrusted import UntrustedFile, confined, read_capped
 

@@ -30,7 +30,7 @@ def plan(suite_file: str, as_json: bool) -> None:
         if note:
             click.echo(note, err=True)
     if result.suite.device == "gpu":
-        from tfscale.envinfo import host_gpus  # late: asks NVML, which only GPU suites need
+        from tfscale.gpus import host_gpus  # late: asks NVML, which only GPU suites need
 
         gpus = host_gpus()
         problem = gpu_preflight(result.specs, gpus, None)

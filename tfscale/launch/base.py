@@ -10,7 +10,7 @@ run become skipped records), `live_pids` (what telemetry samples) and `script` (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,28 +83,6 @@ class Outcome:
             and self.failed is None
             and all(contract.result_ok(self.parts.get(name)) for name in self.trainers)
         )
-
-
-LOOPBACK_HOST = "127.0.0.1"
-
-
-def _loopback(task: Task) -> str:
-    return LOOPBACK_HOST
-
-
-def _unwrapped(task: Task, argv: list[str]) -> list[str]:
-    return argv
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where each task runs: its address in the cluster spec, and how its command is started there."""
-
-    address: Callable[[Task], str] = _loopback
-    wrap: Callable[[Task, list[str]], list[str]] = _unwrapped
-
-
-LOOPBACK = Placement()
 
 
 def local_only(cluster: str) -> str:

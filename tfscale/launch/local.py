@@ -24,17 +24,14 @@ from pathlib import Path
 
 from tfscale import contract
 from tfscale import metrics as m
-from tfscale.contract import Task
+from tfscale.contract import LOOPBACK, LOOPBACK_HOST, Placement, Task
 from tfscale.launch.base import (
-    LOOPBACK,
-    LOOPBACK_HOST,
     STOPPED_STALL,
     STOPPED_STARTUP,
     STOPPED_TIMEOUT,
     Job,
     Launcher,
     Outcome,
-    Placement,
     config_comment,
     launched_processes,
     local_only,
@@ -255,12 +252,12 @@ class LocalLauncher(Launcher):
     name = "local"
 
     def __init__(self, gpus: list[str] | None = None) -> None:
-        self._gpus = gpus  # the host's GPUs tasks may get (envinfo.host_gpus), looked up on first need
+        self._gpus = gpus  # the host's GPUs tasks may get (gpus.host_gpus), looked up on first need
 
     @property
     def gpus(self) -> list[str]:
         if self._gpus is None:
-            from tfscale.envinfo import host_gpus  # late: NVML is only asked on GPU suites
+            from tfscale.gpus import host_gpus  # late: NVML is only asked on GPU suites
 
             self._gpus = host_gpus()
         return self._gpus
@@ -273,7 +270,7 @@ class LocalLauncher(Launcher):
     def sampled_gpus(self, spec: RunSpec) -> list[str] | None:
         if spec.device != "gpu":
             return None
-        from tfscale.envinfo import gpu_uuids, nvml_uuids
+        from tfscale.gpus import gpu_uuids, nvml_uuids
 
         try:
             placed = [gpu for gpus in self.place(spec).values() for gpu in gpus]

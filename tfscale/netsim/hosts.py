@@ -7,8 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tfscale.contract import Task, node_of
-from tfscale.launch.base import LOOPBACK, Placement
+from tfscale.contract import LOOPBACK, Placement, Task, node_of
 from tfscale.netsim.linkcheck import LinkCheck, measure_link
 from tfscale.netsim.network import Layout, SimNetwork, new_layout
 from tfscale.spec import RunSpec

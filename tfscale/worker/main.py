@@ -34,7 +34,7 @@ def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
     else:
         os.environ[contract.GPU_ORDER_ENV] = contract.GPU_ORDER  # GPU indices as NVML and the launchers number them
     if spec is not None and os.environ.get(contract.RESOLVER_ENV) == contract.RESOLVER_SLURM:
-        from tfscale.envinfo import host_gpus
+        from tfscale.gpus import host_gpus
 
         os.environ.update(slurm_environment(spec, dict(os.environ), host_gpus() if device == "gpu" else None))
     if device == "gpu" and spec is not None and spec.parallelism in ("tensor", "hybrid"):

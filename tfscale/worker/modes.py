@@ -16,7 +16,8 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale.axes import mode_of
 from tfscale.contract import ENERGY_GPUS_ENV, TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, first_trainer, parse_visible_gpus
-from tfscale.envinfo import cpu_set_text, gpu_uuids, nvml_uuids
+from tfscale.envinfo import cpu_set_text
+from tfscale.gpus import gpu_uuids, nvml_uuids
 from tfscale.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.energy import EnergyMeter

@@ -5,11 +5,11 @@ import pytest
 from tfscale.contract import Task, cluster_tasks, node_of
 from tfscale.errors import SuiteError
 from tfscale.launch.local import cluster_spec
+from tfscale.linkrate import parse_rate, tbf_burst_bytes
 from tfscale.netsim.clean import find_stale
 from tfscale.netsim.hosts import placement
 from tfscale.netsim.linkcheck import check_bytes
 from tfscale.netsim.network import Layout, setup_commands, teardown_commands, token_of, unavailable_reason
-from tfscale.netsim.rate import parse_rate, tbf_burst_bytes
 from tfscale.planner import expand, network_note
 from tfscale.suite import parse_suite
 
