@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -56,3 +57,37 @@ def _in_processes(run, slow=None, factor=1.2):
 def in_processes():
     """_in_processes: a run folder's records as five processes per config (for compare's verdicts)."""
     return _in_processes
+
+
+HISTORY_DATA = Path(__file__).parent / "data" / "quickstart-run"
+HISTORY_PLANTED = "267aa81860f8"  # mlp mirrored 1 node x 2: the config a history run slows
+HISTORY_BASELINE = "669af014c8c7"  # mlp one_device
+HISTORY_WOBBLE = [1.0, 0.99, 1.01, 1.005, 0.995]  # each run's own small offset (1 %)
+
+
+def _write_history_run(suite: Path, run_id: str, day: int, slow: float, cpu_model: str | None = None) -> None:
+    """A run of the two configs with 40 steady windows each (0.2 % apart) at the quickstart's medians x `slow`."""
+    folder = suite / run_id
+    folder.mkdir(parents=True)
+    env = json.loads((HISTORY_DATA / "env.json").read_text())
+    env["cpu_model"] = cpu_model or env["cpu_model"]
+    (folder / "env.json").write_text(json.dumps(env))
+    lines, seen = [], set()
+    for line in (HISTORY_DATA / "records.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["config_id"] not in (HISTORY_PLANTED, HISTORY_BASELINE) or record["config_id"] in seen:
+            continue
+        seen.add(record["config_id"])
+        factor = HISTORY_WOBBLE[day % len(HISTORY_WOBBLE)] * (slow if record["config_id"] == HISTORY_PLANTED else 1.0)
+        step = record["step_time_median_s"] * factor
+        record |= {"run_id": run_id, "started_at": f"2026-12-{day:02d}T10:00:00+00:00"}
+        record["step_times_s"] = [step * (1 + 0.002 * ((i % 5) - 2)) for i in range(40)]
+        record["throughput_examples_per_s"] = record["global_batch_size"] / step
+        lines.append(json.dumps(record))
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def write_history_run():
+    """_write_history_run: one run of a suite folder for `tfscale history` (two configs, one slowed by a factor)."""
+    return _write_history_run

@@ -76,6 +76,14 @@ def plan(suite: str | Path | Mapping[str, Any]) -> Plan:
     return expand(load(suite))
 
 
+def history(path: str | Path):
+    """Every run of the suite folder `path` (results/<suite>) as series per machine, config and headline figure, and
+    the steps found in them (tfscale.runhistory.History: `series`, `steps`, `runs` DataFrames; docs/history.md)."""
+    from tfscale.runhistory import history as of_suite  # late: pandas
+
+    return of_suite(path)
+
+
 def load_results(*paths: str | Path, derived: bool = True) -> pd.DataFrame:
     """The records under the paths (records files, run or suite folders, a results root) as a DataFrame, one row per
     config and run (repeats combined), with every derived column of docs/records.md (tfscale.analyze); `derived`

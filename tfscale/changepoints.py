@@ -1,16 +1,16 @@
-"""Steps in a series of runs' figures (issue 36, scaling history): where a figure moved and stayed moved, with the
-size of the step and its 95 % CI. Pure; exact-value tests in tests/unit/test_changepoints.py.
+"""Steps in a series of runs' figures (issue 36, scaling history): where a figure moved and stayed moved, with the size
+of the step and its 95 % CI. Pure; exact-value tests in tests/unit/test_changepoints.py.
 
-Method (stated in every output that uses it): each run's figure is a point on the log scale with the standard error
-its own 95 % CI gives ((ln high - ln low) / (2 x 1.96)), floored at the series' run-to-run scatter (the median
-absolute difference of consecutive points / (0.6745 x sqrt 2)): a run's in-process CI leaves out the spread between
-processes, and a floor from the series keeps too-narrow intervals from making every wobble a step. The series is
-fitted by optimal partitioning (exact dynamic programme) into segments of constant level, each segment's cost its
-weighted sum of squares about its weighted mean, each step costing a penalty of PENALTY_PER_LOG x ln(n) (a BIC-like
-penalty; tests/benchmarks/bench_changepoints.py measures its false and found steps). A segment holds at least
-MIN_RUN runs: one run alone cannot be told from an outlier, so a change is called from its second run on (a latest
-run off the two before it is `pending`). A run that disagrees with both of its neighbours while they agree with each
-other is an outlier, left out of the fit and named.
+Method (stated in every output that uses it): each run's figure is a point on the log scale with the standard error its
+own 95 % CI gives ((ln high - ln low) / (2 x 1.96)), floored at the series' run-to-run scatter (the median absolute
+difference of consecutive points / (0.6745 x sqrt 2)) and at MIN_SE: a run's in-process CI leaves out the spread between
+processes, and a floor from the series keeps too-narrow intervals from making every wobble a step. The series is fitted
+by optimal partitioning (exact dynamic programme) into segments of constant level, each segment's cost its weighted sum
+of squares about its weighted mean, each step costing a penalty of PENALTY_PER_LOG x ln(n) (a BIC-like penalty;
+tests/benchmarks/bench_changepoints.py measures its false and found steps). A segment holds at least MIN_RUN runs: one
+run alone cannot be told from an outlier, so a change is called from its second run on (a latest run off the two before
+it is `pending`). A run that disagrees with both of its neighbours while they agree with each other is an outlier, left
+out of the fit and named.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tfscale.stats import Z_975
 
 MIN_RUN = 2  # runs in a segment
 PENALTY_PER_LOG = 3.0  # penalty per step = PENALTY_PER_LOG x ln(points), in units of squared standard errors
+MIN_SE = 1e-3  # the smallest standard error on the log scale (0.1 %): a figure repeated exactly has none
 OUTLIER_SES = 5.0  # a run this many standard errors from both agreeing neighbours is an outlier
 METHOD = (
     "optimal partitioning of the log figures into constant segments (weighted least squares, each run's weight from "
@@ -68,8 +69,9 @@ def _ses(points: Sequence[Point]) -> list[float]:
     scatter = diffs[len(diffs) // 2] / (0.6745 * math.sqrt(2)) if diffs else 0.0
     ses = []
     for p in points:
-        own = (math.log(p.high) - math.log(p.low)) / (2 * Z_975) if p.low and p.high and p.high > p.low else 0.0
-        ses.append(max(own, scatter, 1e-9))
+        ci = p.low is not None and p.high is not None and 0 < p.low < p.high
+        own = (math.log(p.high) - math.log(p.low)) / (2 * Z_975) if ci else 0.0
+        ses.append(max(own, scatter, MIN_SE))
     return ses
 
 
