@@ -153,10 +153,7 @@ def steps_of(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (machine_text, config_id, figure), group in series.groupby([MACHINE, m.CONFIG_ID, FIGURE], sort=False):
         group = group[group[VALUE] > 0]
-        points = [
-            Point(r[VALUE], r[LOW] if _number(r[LOW]) else None, r[HIGH] if _number(r[HIGH]) else None)
-            for _, r in group.iterrows()
-        ]
+        points = [Point(r[VALUE], _number(r[LOW]), _number(r[HIGH])) for _, r in group.iterrows()]
         fit = find_steps(points)
         found = [(s.index, s.before, s.after, s.change, s.change_low, s.change_high, False) for s in fit.steps]
         if fit.pending is not None:

@@ -56,12 +56,18 @@ def one_node(tmp_path_factory):
     assert set(slurm_daemons()) <= set(before)  # every daemon the cluster started is gone
 
 
-def tfscale(cluster: Cluster, cwd: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
+def tfscale(
+    cluster: Cluster, cwd: Path, *args: str, timeout: float = 400, patch: str = ""
+) -> subprocess.CompletedProcess:
+    """`tfscale run ARGS --launcher slurm` in `cwd`, in a process that first runs `patch` (Python) where given."""
+    start = (
+        [sys.executable, "-c", f"{patch}\nfrom tfscale.cli import main\nmain()"]
+        if patch
+        else [sys.executable, "-m", "tfscale"]
+    )
     return subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "tfscale",
+            *start,
             "run",
             *args,
             "--launcher",
@@ -218,14 +224,6 @@ def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
     assert f"slurmtest-{os.getpid()}-" not in namespaces  # this session's (another may run its own beside it)
 
 
-def run_patched(cluster: Cluster, cwd: Path, patch: str, *args: str) -> subprocess.CompletedProcess:
-    """`tfscale run ... --launcher slurm` in a process that first runs `patch` (Python, one line per statement)."""
-    code = f"{patch}\nfrom tfscale.cli import main\nmain()"
-    argv = [sys.executable, "-c", code, "run", *args, "--launcher", "slurm", "--no-report"]
-    argv += ["--results-dir", str(cwd / "results")]
-    return subprocess.run(argv, cwd=cwd, env=cluster.env, capture_output=True, text=True, timeout=400, check=False)
-
-
 def test_a_trainer_silent_under_slurm_gets_its_step_cancelled(one_node, tmp_path):
     (tmp_path / "user_models.py").write_text((Path(__file__).parent / "support" / "user_models.py").read_text())
     (tmp_path / "z.yaml").write_text(
@@ -234,7 +232,7 @@ def test_a_trainer_silent_under_slurm_gets_its_step_cancelled(one_node, tmp_path
         "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 60}}}\n"
     )
     started = time.monotonic()
-    done = run_patched(one_node, tmp_path, "", "z.yaml", "--run-id", "z")
+    done = tfscale(one_node, tmp_path, "z.yaml", "--run-id", "z", "--no-report")
     assert done.returncode == 1, done.stdout + done.stderr
     [record] = records(tmp_path, "stall", "z")
     assert record["status"] == "timeout"
@@ -256,7 +254,7 @@ def test_a_port_taken_on_the_node_makes_the_step_start_again_on_other_ports(one_
         "real = s.pick_ports\n"
         "s.pick_ports = lambda n: picks.append(n) or ([held.getsockname()[1]] if len(picks) == 1 else real(n))"
     )
-    done = run_patched(one_node, tmp_path, patch, "p.yaml", "--run-id", "p")
+    done = tfscale(one_node, tmp_path, "p.yaml", "--run-id", "p", "--no-report", patch=patch)
     assert done.returncode == 0, done.stdout + done.stderr
     [record] = records(tmp_path, "onslurm", "p")
     assert (record["status"], record["port_retries"]) == ("ok", 1), record["reason"]

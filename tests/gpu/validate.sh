@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU validation: what only a GPU can confirm, on a host with 2 or more GPUs and tfscale installed with the `gpu`
 # extra. Not run in CI (no GPU there). Runs tests/gpu/validate.yaml (every strategy and parallelism mode once on 2
-# GPUs, about 2 minutes) with NCCL_DEBUG=INFO, then prints per config and check PASS, FAIL or SKIP
-# (tests/gpu/checks.py): NCCL really ran (collective_implementation and NCCL's own log lines; DTensor included),
+# GPUs: 8 configs of 30 timed steps; never timed, no GPU where it was written) with NCCL_DEBUG=INFO, then prints
+# per config and check PASS, FAIL or SKIP (tests/gpu/checks.py): NCCL really ran (collective_implementation and NCCL's own log lines; DTensor included),
 # peak memory is TF's allocator peak of a GPU, NVML's energy counters advanced. Exit status 1 if a check failed.
 #   tests/gpu/validate.sh [--keep]     (--keep: leave the run's records, logs and report in the printed folder)
 set -euo pipefail

@@ -40,6 +40,7 @@ from tfscale.launch.base import (
     worker_python,
 )
 from tfscale.launch.processes import LIVE, kill_trees, start_worker
+from tfscale.launch.watchdog import read_phases
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError
 from tfscale.netsim.network import unavailable_reason as network_unavailable
@@ -119,13 +120,7 @@ class Attempts:
 
     def phases(self) -> dict[str, str]:
         """Last phase each task reported ("" when it reported none)."""
-        phases = {}
-        for run in self.runs:
-            try:
-                phases[run.task.name] = run.progress_path.read_text(encoding="utf-8")
-            except OSError:
-                phases[run.task.name] = ""
-        return phases
+        return read_phases({run.task.name: run.progress_path for run in self.runs})
 
 
 def _transient(runs: list[TaskRun], offsets: dict[str, int]) -> bool:

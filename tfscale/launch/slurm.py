@@ -419,7 +419,7 @@ class SlurmLauncher(Launcher):
     def run(self, job: Job) -> Outcome:
         # the ranks may start in another folder, on other nodes: every path absolute
         job = dataclasses.replace(job, work=job.work.resolve(), spec_path=job.spec_path.resolve())
-        step, attempts = self._run_steps(job)
+        step, attempts, watch = self._run_steps(job)
         tasks = job.tasks
         parts = {task.name: read_json(job.result_path(task)) for task in tasks}
         label = f"step {step.job_id}.{step.step_id}" if step.step_id is not None else f"job {step.job_id}"
@@ -439,8 +439,8 @@ class SlurmLauncher(Launcher):
         )
         if step.stopped is not None:
             outcome.stopped, outcome.stopped_how = step.stopped, f"{label} cancelled"
-            if cluster:
-                outcome.phases = self._watch(job, time.monotonic()).phases()
+            if watch is not None:
+                outcome.phases = watch.phases()
         elif step.returncode != 0 or not outcome.ok:
             outcome.failed, outcome.returncode = label, step.returncode
             outcome.launcher_reason = step.slurm_reason
@@ -460,9 +460,9 @@ class SlurmLauncher(Launcher):
             watch.stall_s,
         )
 
-    def _run_steps(self, job: Job) -> tuple[StepOutcome, int]:
+    def _run_steps(self, job: Job) -> tuple[StepOutcome, int, ProgressWatch | None]:
         """Run the config's step, again on other ports (up to MAX_ATTEMPTS, within timeout_s in all) when a rank
-        could not bind its port. Returns the last step and the number of attempts."""
+        could not bind its port. Returns the last step, the number of attempts and the watch it ran under."""
         allocation = self.allocation
         argv = srun_argv(
             job.spec, allocation.node_count, job.argv(job.result_path()), allocation.job_id, allocation.cpus_per_node
@@ -479,7 +479,7 @@ class SlurmLauncher(Launcher):
             in_time = time.monotonic() - start < job.spec.timeout_s
             if not (job.spec.cluster and port_clash(step) and attempt < MAX_ATTEMPTS and in_time):
                 break
-        return dataclasses.replace(step, duration_s=time.monotonic() - start), attempt
+        return dataclasses.replace(step, duration_s=time.monotonic() - start), attempt, watch
 
     @classmethod
     def script(cls, plan, out: Path, options) -> dict[str, str]:

@@ -49,10 +49,15 @@ class ProgressWatch:
 
     def phases(self) -> dict[str, str]:
         """The last phase each trainer reported ("" when none), in task order."""
-        phases = {}
-        for name, path in self.paths.items():
-            try:
-                phases[name] = path.read_text(encoding="utf-8")
-            except OSError:
-                phases[name] = ""
-        return phases
+        return read_phases(self.paths)
+
+
+def read_phases(paths: dict[str, Path]) -> dict[str, str]:
+    """Task name -> the last phase it wrote to its progress file ("" when it wrote none)."""
+    phases = {}
+    for name, path in paths.items():
+        try:
+            phases[name] = path.read_text(encoding="utf-8")
+        except OSError:
+            phases[name] = ""
+    return phases
