@@ -65,13 +65,18 @@ HISTORY_BASELINE = "669af014c8c7"  # mlp one_device
 HISTORY_WOBBLE = [1.0, 0.99, 1.01, 1.005, 0.995]  # each run's own small offset (1 %)
 
 
-def _write_history_run(suite: Path, run_id: str, day: int, slow: float, cpu_model: str | None = None) -> None:
-    """A run of the two configs with 40 steady windows each (0.2 % apart) at the quickstart's medians x `slow`."""
+def _write_history_run(
+    suite: Path, run_id: str, day: int, slow: float, cpu_model: str | None = None, plan: dict | None = None
+) -> None:
+    """A run of the two configs with 40 steady windows each (0.2 % apart) at the quickstart's medians x `slow`;
+    `plan`: what its plan.json holds besides the version (label, commit, specs), none without."""
     folder = suite / run_id
     folder.mkdir(parents=True)
     env = json.loads((HISTORY_DATA / "env.json").read_text())
     env["cpu_model"] = cpu_model or env["cpu_model"]
     (folder / "env.json").write_text(json.dumps(env))
+    if plan is not None:
+        (folder / "plan.json").write_text(json.dumps({"plan_version": 2, "specs": []} | plan))
     lines, seen = [], set()
     for line in (HISTORY_DATA / "records.jsonl").read_text().splitlines():
         record = json.loads(line)

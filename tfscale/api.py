@@ -181,6 +181,7 @@ def run(
     time_limit: str | None = None,
     slurm_args: tuple[str, ...] | list[str] = (),
     quiet: bool = False,
+    label: str | None = None,
 ) -> pd.DataFrame:
     """Run every config of `suite` (a suite file's path, a run folder or a dict), store the records in
     results_dir/<suite>/<run_id>/ and write reports_dir/<suite>/<run_id>.html and reports_dir/<suite>.html (the
@@ -199,6 +200,7 @@ def run(
         launcher=launcher,
         slurm=SlurmArgs(partition, account, time_limit, tuple(slurm_args)),
         echo=QUIET if quiet else PRINT,
+        label=label,
     ).frame()
 
 
@@ -232,6 +234,7 @@ def run_suite(
     launcher: str,
     slurm: SlurmArgs,
     echo: Echo,
+    label: str | None = None,
 ) -> RunOutcome:
     """`tfscale run` and `tfscale.run`: plan, check, run the sweep through the launcher, store, report."""
     from tfscale.envinfo import collect_env, cpu_peaks
@@ -245,6 +248,8 @@ def run_suite(
 
     if launcher not in RUN_LAUNCHERS:
         raise TfscaleError(f"launcher: {launcher!r}; allowed: {', '.join(RUN_LAUNCHERS)}")
+    if label is not None and not label_ok(label):
+        raise TfscaleError(f"--label: {label[:60]!r}: give one line of 1 to {MAX_LABEL_CHARS} printable characters")
     plan = expand(suite)
     if fresh and run_id:
         raise TfscaleError("--fresh starts a new run: give it no --run-id")
@@ -301,6 +306,7 @@ def run_suite(
                     pending=pending,
                     launcher=chosen,
                     on_skip=echo.err,
+                    label=label,
                 )
         except OSError as error:
             if error.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -329,6 +335,15 @@ def run_suite(
         configs = len({r[m.CONFIG_ID] for r in result.records})
         echo.err(f"{len(failed)} of {configs} configs did not succeed (see the report's warnings)")
     return RunOutcome(result.run_dir, written, failed)
+
+
+MAX_LABEL_CHARS = 200
+
+
+def label_ok(label: str) -> bool:
+    """A run label is one line of printable text, 1 to MAX_LABEL_CHARS characters (it is shown on pages and in
+    Markdown tables)."""
+    return len(label.strip()) > 0 and len(label) <= MAX_LABEL_CHARS and label.isprintable()
 
 
 def _processes(pending) -> str:

@@ -19,6 +19,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from tfscale.stats import Z_975
 
 MIN_RUN = 2  # runs in a segment
@@ -99,29 +101,23 @@ def pending(logs: Sequence[float], ses: Sequence[float]) -> int | None:
 def _segments(logs: Sequence[float], weights: Sequence[float], penalty: float) -> list[int]:
     """Start indices of the optimal segments (the first is 0)."""
     n = len(logs)
-    w, wx, wxx = [0.0], [0.0], [0.0]
-    for x, wt in zip(logs, weights, strict=True):
-        w.append(w[-1] + wt)
-        wx.append(wx[-1] + wt * x)
-        wxx.append(wxx[-1] + wt * x * x)
-
-    def cost(s: int, t: int) -> float:
-        total = w[t] - w[s]
-        mean_sum = wx[t] - wx[s]
-        return (wxx[t] - wxx[s]) - mean_sum * mean_sum / total
-
-    best = [math.inf] * (n + 1)
+    if n < MIN_RUN:
+        return [0]
+    x, wt = np.asarray(logs, dtype=float), np.asarray(weights, dtype=float)
+    w = np.concatenate(([0.0], np.cumsum(wt)))
+    wx = np.concatenate(([0.0], np.cumsum(wt * x)))
+    wxx = np.concatenate(([0.0], np.cumsum(wt * x * x)))
+    best = np.full(n + 1, math.inf)
     best[0] = -penalty
     start = [0] * (n + 1)
     for t in range(MIN_RUN, n + 1):
-        for s in range(0, t - MIN_RUN + 1):
-            if s != 0 and s < MIN_RUN or best[s] == math.inf:
-                continue
-            value = best[s] + cost(s, t) + penalty
-            if value < best[t]:
-                best[t], start[t] = value, s
-    if n < MIN_RUN:
-        return [0]
+        # every last segment s..t at once (a series of 200 runs: 200 vector steps, not 20,000 scalar ones); the
+        # segments before s cost best[s] (inf where no segmentation of that prefix holds MIN_RUN runs a segment)
+        s = np.arange(0, t - MIN_RUN + 1)
+        mean_sum = wx[t] - wx[s]
+        values = best[s] + ((wxx[t] - wxx[s]) - mean_sum * mean_sum / (w[t] - w[s])) + penalty
+        pick = int(np.argmin(values))  # the first of equal minima, as a scalar scan with `<` keeps
+        best[t], start[t] = values[pick], pick
     starts, t = [], n
     while t > 0:
         starts.append(start[t])

@@ -206,16 +206,18 @@ def run_plan(
     pending: Pending | None = None,
     launcher: Launcher | None = None,
     on_skip: Callable[[str], None] | None = None,
+    label: str | None = None,
 ) -> RunResult:
     """Run the plan's configs (or only `pending` ones) through `launcher` (default: local), each in `repeats`
     fresh processes interleaved over the configs, appending each process's record to records.jsonl; the suite's
-    all-reduce sweeps (commbench) first, through the same launcher."""
+    all-reduce sweeps (commbench) first, through the same launcher. `label` (`tfscale run --label`) goes into the
+    run folder's plan.json with the suite's project commit."""
     launcher = launcher or LocalLauncher()
     folder = run_dir(results_dir, plan.suite.name, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
-    describe_run(folder, plan.suite, [spec.to_dict() for spec in plan.specs])
+    describe_run(folder, plan.suite, [spec.to_dict() for spec in plan.specs], label)
     specs = plan.specs if pending is None else pending.specs
     runs = interleaved(specs) if pending is None else pending.runs
     outcome = RunResult(folder)

@@ -53,6 +53,7 @@ ENV_FILE = "env.json"
 COMMBENCH_FILE = "commbench.jsonl"  # a run's all-reduce sweeps (tfscale.commbench), read as records
 SUITE_FILE = "suite.yaml"  # the suite as read, and PLAN_FILE every config's resolved spec (tfscale.runfolder)
 PLAN_FILE = "plan.json"
+FIGURES_FILE = "figures.json"  # each config's headline figures, a cache `tfscale history` keeps (tfscale.runhistory)
 LOGS_DIR = "logs"
 WORK_DIR = "work"  # specs, result parts and progress files of the running job; emptied as each ends
 

@@ -81,3 +81,13 @@ def test_debug_shows_the_traceback(runner, tmp_path):
     result = runner.invoke(cli, ["--debug", "plan", str(suite)])
     assert result.exit_code != 0
     assert result.exc_info is not None and type(result.exc_info[1]).__name__ == "SuiteError"
+
+
+@pytest.mark.parametrize("label", ["", "two\nlines", "x" * 201])
+def test_a_bad_run_label_is_one_line(runner, tmp_path, label):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(BASE)
+    result = runner.invoke(cli, ["run", str(suite), "--label", label, "--results-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith("tfscale: error: --label: ") and "printable characters" in result.output
+    assert not (tmp_path / "r").exists()  # refused before anything is run or written

@@ -28,6 +28,7 @@ def test_history_names_the_step_and_fails_the_gate_on_it(runner, tmp_path, suite
     assert lines[0].startswith("5 run(s) on 1 machine(s); 8 series; method: optimal partitioning")
     assert lines[1].startswith("step: mlp/tiny mirrored 1 node × 2, ")
     assert "-20." in lines[1] and "worse) from run r4 (2026-12-04T10:00:00+00:00)" in lines[1]
+    assert lines[2] == "  since run r3: nothing recorded differs"
     assert "2 step(s) for the worse start in the newest runs (--fail-on-change fails)" in lines
     assert "from run r4" in page.read_text() and "<script" in page.read_text()
     assert notes.read_text().count("from run r4") == 2

@@ -2,14 +2,16 @@
 the suite comes back from it to run again."""
 
 import json
+import os
 import shutil
+import subprocess
 
 import pytest
 
 from tfscale.api import load
 from tfscale.errors import SuiteError
 from tfscale.planner import expand
-from tfscale.runfolder import describe_run, read_plan, suite_of_run
+from tfscale.runfolder import describe_run, project_commit, read_plan, suite_of_run
 from tfscale.suite import load_suite, parse_suite, suite_from_dict
 
 TEXT = "name: rf  # a comment stays\ndefaults: {steps: 30, timeout_s: 90, comm_steps: 4}\nmatrix: {model: [mlp]}\n"
@@ -61,3 +63,41 @@ def test_a_folder_without_a_stored_suite_is_one_line(tmp_path):
 def test_the_loaders_own_keys_are_refused_in_a_suite(key):
     with pytest.raises(SuiteError, match=f"^s.yaml: {key}: unknown key"):
         parse_suite(f"name: x\n{key}: y\nmatrix: {{model: [mlp]}}\n", "s.yaml")
+
+
+def _git(folder, *args):
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env={**os.environ, **env})
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_run_keeps_its_label_and_the_suite_s_project_commit(tmp_path):
+    project = tmp_path / "project"
+    (project / "suites").mkdir(parents=True)
+    source = project / "suites" / "rf.yaml"
+    source.write_text(TEXT)
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "first")
+    _git(project, "tag", "v1.0")
+    assert project_commit(project / "suites") == "v1.0"
+    source.write_text(TEXT + "# an edit not committed\n")
+    assert project_commit(project / "suites") == "v1.0-dirty"
+    run = tmp_path / "run"
+    run.mkdir()
+    describe_run(run, load_suite(source), [], label="nightly 7")
+    stored = read_plan(run)
+    assert (stored["plan_version"], stored["label"], stored["commit"]) == (2, "nightly 7", "v1.0-dirty")
+    assert project_commit(tmp_path / "run") is None  # not in a git work tree
+    assert project_commit(tmp_path / "no such folder") is None
+
+
+def test_a_version_1_plan_reads_as_version_2_without_label_or_commit(tmp_path):
+    (tmp_path / "plan.json").write_text(json.dumps({"plan_version": 1, "suite_path": "a.yaml", "specs": []}))
+    assert read_plan(tmp_path) == {
+        "plan_version": 2,
+        "suite_path": "a.yaml",
+        "specs": [],
+        "label": None,
+        "commit": None,
+    }

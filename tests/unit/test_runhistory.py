@@ -1,10 +1,29 @@
 """tfscale.history on a suite folder of runs written for the test: a planted 20 % slowdown from run 4 of 5 is found
-there and only there, and runs of another machine form their own series."""
+there and only there, with what changed since run 3; runs of another machine form their own series; each run's
+figures are kept and remade when its records change."""
 
+import json
+
+import pandas as pd
 import pytest
 
 import tfscale
-from tfscale.runhistory import CHANGE, CONFIG, FIGURE, FIRST_RUN, LATEST, MACHINE, WORSE
+from tfscale.errors import RecordWarning
+from tfscale.runhistory import (
+    CHANGE,
+    CHANGES,
+    COMMIT,
+    CONFIG,
+    FIGURE,
+    FIRST_RUN,
+    LABEL,
+    LATEST,
+    MACHINE,
+    PREVIOUS_RUN,
+    VALUE,
+    WORSE,
+    step_line,
+)
 
 PLANTED = "267aa81860f8"  # mlp mirrored 1 node x 2: write_history_run's slowed config
 
@@ -37,3 +56,49 @@ def test_another_machine_s_runs_are_their_own_series(suite):
     other = series[series[MACHINE].str.contains("Other CPU")]
     assert set(other["run_id"]) == {"other1", "other2"}
     assert set(series[~series[MACHINE].str.contains("Other CPU")]["run_id"]) == {f"r{d}" for d in range(1, 6)}
+
+
+def test_a_step_says_its_commit_and_what_changed_since_the_run_before(tmp_path, write_history_run):
+    folder = tmp_path / "results" / "quickstart"
+    settings = {"config_id": PLANTED, "steps": "auto", "timeout_s": 600.0}
+    for day in range(1, 6):
+        plan = {"label": f"nightly {day}", "commit": f"v1.{day // 4}-{day}-gabc{day}", "specs": [settings]}
+        if day >= 4:
+            plan["specs"] = [settings | {"timeout_s": 900.0}]
+        write_history_run(folder, f"r{day}", day, 1.25 if day >= 4 else 1.0, plan=plan)
+    env = json.loads((folder / "r4" / "env.json").read_text())
+    env["packages"]["tensorflow"], env["host"] = "2.22.0", "another-runner"  # the host alone is no change
+    (folder / "r4" / "env.json").write_text(json.dumps(env))
+    found = tfscale.history(folder)
+    assert list(found.runs[COMMIT]) == [f"v1.{d // 4}-{d}-gabc{d}" for d in range(1, 6)]
+    step = found.steps[found.steps[FIGURE] == "throughput"].iloc[0]
+    assert (step[PREVIOUS_RUN], step[COMMIT], step[LABEL]) == ("r3", "v1.1-4-gabc4", "nightly 4")
+    assert step[CHANGES] == (
+        "commit: v1.0-3-gabc3 -> v1.1-4-gabc4; label: nightly 3 -> nightly 4; "
+        "packages.tensorflow: 2.21.0 -> 2.22.0; timeout_s: 600.0 -> 900.0"
+    )
+    assert step_line(step).endswith("from run r4 (2026-12-04T10:00:00+00:00, commit v1.1-4-gabc4, label nightly 4)")
+
+
+def test_each_run_s_figures_are_kept_and_remade_when_its_records_change(suite):
+    first = tfscale.history(suite)
+    kept = suite / "r2" / "figures.json"
+    cache = json.loads(kept.read_text())
+    assert {row["run_id"] for row in cache["rows"]} == {"r2"} and len(cache["records_sha256"]) == 64
+    cache["rows"][0]["value"] = 1e9  # a kept figure is what the next history reads, untouched
+    kept.write_text(json.dumps(cache))
+    assert (tfscale.history(suite).series[VALUE] == 1e9).sum() == 1
+    records = suite / "r2" / "records.jsonl"
+    records.write_text(records.read_text() + "\n")  # other bytes: the kept figures are not these records'
+    again = tfscale.history(suite)
+    pd.testing.assert_frame_equal(again.series, first.series)
+    assert json.loads(kept.read_text())["rows"][0]["value"] != 1e9
+
+
+def test_a_run_folder_without_a_readable_record_is_named_and_left_out(suite):
+    (suite / "broken").mkdir()
+    (suite / "broken" / "records.jsonl").write_text("not json\n")
+    with pytest.warns(RecordWarning, match="broken/records.jsonl:1: unreadable record line skipped"):
+        found = tfscale.history(suite)
+    assert len(found.runs) == 7 and len(found.notes) == 1
+    assert found.notes[0].startswith(f"left out: {suite / 'broken' / 'records.jsonl'}")

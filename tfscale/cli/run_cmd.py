@@ -39,6 +39,11 @@ from tfscale.cli.echo import click_echo
 @click.option("--account", default=None, help="slurm: account charged for the allocation.")
 @click.option("--time-limit", default=None, help="slurm: time limit of the allocation (e.g. 2:00:00).")
 @click.option("--slurm-arg", "slurm_args", multiple=True, help="slurm: extra salloc argument (repeatable).")
+@click.option(
+    "--label",
+    default=None,
+    help="A name for this run (a release, a commit) kept in its plan.json and shown by `tfscale history`.",
+)
 def run(
     suite_file: str,
     results_dir: str,
@@ -53,6 +58,7 @@ def run(
     account: str | None,
     time_limit: str | None,
     slurm_args: tuple[str, ...],
+    label: str | None,
 ) -> None:
     """Run every config of SUITE (a suite file, or a run folder: the suite that run was run with, again) and
     report. Exits 1 when any config failed or timed out."""
@@ -70,6 +76,7 @@ def run(
             launcher=launcher,
             slurm=SlurmArgs(partition, account, time_limit, slurm_args),
             echo=click_echo(),
+            label=label,
         )
     except KeyboardInterrupt:  # run_suite stopped the workers and printed the resume command
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None

@@ -3,25 +3,46 @@
 
 from __future__ import annotations
 
+import functools
 import html
 
 import pandas as pd
-import plotly.graph_objects as go
+import plotly.io as pio
 
 from tfscale import metrics as m
-from tfscale.htmlreport import figure_html, plotly_scripts
-from tfscale.runhistory import CONFIG, FIGURE, HIGH, LOW, MACHINE, ORDER, PENDING, VALUE, WORSE, History, step_line
+from tfscale.htmlreport import figure_data_html, plotly_scripts
+from tfscale.runhistory import (
+    CHANGES,
+    COMMIT,
+    CONFIG,
+    FIGURE,
+    FIRST_RUN,
+    HIGH,
+    LABEL,
+    LOW,
+    MACHINE,
+    ORDER,
+    PENDING,
+    PREVIOUS_RUN,
+    VALUE,
+    WORSE,
+    History,
+    step_line,
+)
 
 
 def summary_lines(found: History) -> list[str]:
     """What the terminal shows: the runs and series read, each step (worse first), what a gate would fail on."""
     machines = found.runs[MACHINE].nunique() if not found.runs.empty else 0
     series = found.series.groupby([MACHINE, m.CONFIG_ID, FIGURE]).ngroups if not found.series.empty else 0
-    lines = [f"{len(found.runs)} run(s) on {machines} machine(s); {series} series; method: {found.method}"]
+    lines = [*found.notes, f"{len(found.runs)} run(s) on {machines} machine(s); {series} series"]
+    lines[-1] += f"; method: {found.method}"
     if found.steps.empty:
         return [*lines, "no step found"]
     ordered = found.steps.sort_values([WORSE, ORDER], ascending=[False, True], kind="stable")
-    lines += [("step: " if not row[PENDING] else "pending: ") + step_line(row) for _, row in ordered.iterrows()]
+    for _, row in ordered.iterrows():
+        lines.append(("step: " if not row[PENDING] else "pending: ") + step_line(row))
+        lines.append(f"  since run {row[PREVIOUS_RUN]}: {row[CHANGES] or 'nothing recorded differs'}")
     failing = found.failing()
     if not failing.empty:
         lines.append(f"{len(failing)} step(s) for the worse start in the newest runs (--fail-on-change fails)")
@@ -32,59 +53,101 @@ def markdown_text(found: History) -> str:
     """The steps as a Markdown table (a pull-request or job summary)."""
     if found.steps.empty:
         return "No step found in the history.\n"
-    rows = ["| machine | step |", "|---|---|"]
+    rows = ["| machine | step | since the run before |", "|---|---|---|"]
     for _, row in found.steps.iterrows():
         text = step_line(row).replace("|", "\\|")
-        rows.append(
-            f"| {row[MACHINE].replace('|', '/')} | {'**' if row[WORSE] else ''}{text}{'**' if row[WORSE] else ''} |"
-        )
+        changes = f"{row[PREVIOUS_RUN]}: {row[CHANGES] or 'nothing recorded differs'}".replace("|", "\\|")
+        bold = "**" if row[WORSE] else ""
+        rows.append(f"| {row[MACHINE].replace('|', '/')} | {bold}{text}{bold} | {changes} |")
     return "\n".join(rows) + "\n"
 
 
-def series_figure(points: pd.DataFrame, steps: pd.DataFrame, title: str) -> go.Figure:
-    """One series: each run's figure with its 95 % CI, the steps as vertical lines at their first run."""
-    low = (points[VALUE] - points[LOW]).where(points[LOW].notna())
-    high = (points[HIGH] - points[VALUE]).where(points[HIGH].notna())
-    fig = go.Figure(
-        go.Scatter(
-            x=points[m.RUN_ID],
-            y=points[VALUE],
-            mode="lines+markers",
-            error_y={"type": "data", "array": high, "arrayminus": low, "visible": True},
+def _rounded(values: list, digits: int) -> list:
+    """Values to `digits` significant digits (a page of 250 charts x 200 runs is mostly numbers), None for missing."""
+    return [None if v is None or v != v else float(f"{v:.{digits}g}") for v in values]
+
+
+@functools.cache
+def _template() -> dict:
+    """plotly's default template as JSON, what every go.Figure of the report carries."""
+    return pio.templates[pio.templates.default].to_plotly_json()
+
+
+def series_figure(points: pd.DataFrame, steps: pd.DataFrame, title: str) -> dict:
+    """One series as plotly JSON: each run's figure with its 95 % CI, the steps as dashed lines at their first run
+    (red: for the worse). Run ids are categories (one that reads as a number or a date stays in run order)."""
+    values = points[VALUE].tolist()
+    low = [None if lo is None or lo != lo else v - lo for v, lo in zip(values, points[LOW].tolist(), strict=True)]
+    high = [None if hi is None or hi != hi else hi - v for v, hi in zip(values, points[HIGH].tolist(), strict=True)]
+    error = {"type": "data", "array": _rounded(high, 4), "arrayminus": _rounded(low, 4), "visible": True}
+    trace = {"type": "scatter", "mode": "lines+markers", "x": points[m.RUN_ID].astype(str).tolist()}
+    trace |= {"y": _rounded(values, 6), "error_y": error}
+    shapes = [
+        {
+            "type": "line",
+            "xref": "x",
+            "x0": str(step[FIRST_RUN]),
+            "x1": str(step[FIRST_RUN]),
+            "yref": "y domain",
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "color": "#d62728" if step[WORSE] else "#2ca02c"},
+        }
+        for _, step in steps.iterrows()
+    ]
+    layout = {"title": {"text": title}, "height": 260, "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}
+    layout |= {"showlegend": False, "xaxis": {"type": "category"}, "shapes": shapes, "template": _template()}
+    return {"data": [trace], "layout": layout}
+
+
+def _step_rows(steps: pd.DataFrame) -> str:
+    cells = []
+    for _, row in steps.iterrows():
+        changes = row.get(CHANGES) or f"nothing recorded differs from run {row[PREVIOUS_RUN]}"
+        cells.append(
+            f'<tr class="{"worse" if row[WORSE] else "better"}"><td>{html.escape(row[MACHINE])}</td>'
+            f"<td>{html.escape(step_line(row))}</td><td>{html.escape(str(row[PREVIOUS_RUN]))}</td>"
+            f"<td>{html.escape(changes)}</td></tr>"
         )
+    return "".join(cells) or '<tr><td colspan="4">none</td></tr>'
+
+
+def _run_rows(runs: pd.DataFrame) -> str:
+    machines = {text: n + 1 for n, text in enumerate(runs[MACHINE].unique())}
+    return "".join(
+        f"<tr><td>{html.escape(str(r[m.RUN_ID]))}</td><td>{html.escape(str(r[m.STARTED_AT]))}</td>"
+        f"<td>{machines[r[MACHINE]]}</td><td>{html.escape(str(r[COMMIT] or ''))}</td>"
+        f"<td>{html.escape(str(r[LABEL] or ''))}</td></tr>"
+        for _, r in runs.iterrows()
     )
-    for _, step in steps.iterrows():
-        fig.add_vline(x=step["first_run"], line_dash="dash", line_color="#d62728" if step[WORSE] else "#2ca02c")
-    fig.update_layout(title=title, height=260, margin={"l": 50, "r": 10, "t": 40, "b": 40}, showlegend=False)
-    return fig
 
 
 def page(found: History, suite: str) -> str:
-    """The history page: steps first, then the series, one chart each."""
+    """The history page: steps first (with what changed between the runs on either side), then the series, one
+    chart each, then the runs."""
     steps = found.steps
-    step_rows = "".join(
-        f'<tr class="{"worse" if r[WORSE] else "better"}"><td>{html.escape(r[MACHINE])}</td>'
-        f"<td>{html.escape(step_line(r))}</td></tr>"
-        for _, r in steps.iterrows()
-    )
     charts = []
     for (machine, config_id, figure), points in found.series.groupby([MACHINE, m.CONFIG_ID, FIGURE], sort=False):
         own = steps[(steps[MACHINE] == machine) & (steps[m.CONFIG_ID] == config_id) & (steps[FIGURE] == figure)]
         title = f"{points[CONFIG].iloc[0]} · {figure}"
-        charts.append(figure_html(series_figure(points.sort_values(ORDER), own, title)))
-    machines = "".join(f"<li>{html.escape(text)}</li>" for text in found.runs[MACHINE].unique())
+        charts.append(figure_data_html(series_figure(points.sort_values(ORDER), own, title)))
+    machines = "".join(f"<li>{n + 1}: {html.escape(t)}</li>" for n, t in enumerate(found.runs[MACHINE].unique()))
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in found.notes)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tfscale history: {html.escape(suite)}</title>
 <style>body {{ font-family: system-ui, sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse;
 font-size: .85em; }} th, td {{ border: 1px solid #ddd; padding: 2px 6px; }} tr.worse td {{ background: #fde8e8; }}
-.plot {{ display: inline-block; width: 32%; min-width: 380px; }}</style></head><body>
+.note {{ color: #8a6d00; }} .plot {{ display: inline-block; width: 32%; min-width: 380px; }}</style></head><body>
 <h1>tfscale history: {html.escape(suite)}</h1>
-<p>{len(found.runs)} run(s); series per machine (never mixed):</p><ul>{machines}</ul>
+{notes}<p>{len(found.runs)} run(s); series per machine (never mixed):</p><ul>{machines}</ul>
 <p>Steps: {html.escape(found.method)}.</p>
 <h2>Steps found</h2>
-<table><tr><th>machine</th><th>step</th></tr>{step_rows or '<tr><td colspan="2">none</td></tr>'}</table>
+<table><tr><th>machine</th><th>step</th><th>run before</th><th>what changed since the run before</th></tr>
+{_step_rows(steps)}</table>
 <h2>Series</h2>
 {"".join(charts)}
+<h2>Runs</h2>
+<table><tr><th>run</th><th>started</th><th>machine</th><th>commit</th><th>label</th></tr>{_run_rows(found.runs)}</table>
 {plotly_scripts()}
 </body></html>
 """
