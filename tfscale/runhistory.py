@@ -112,13 +112,14 @@ def config_text(row: pd.Series) -> str:
 
 @dataclass(frozen=True)
 class RunFigures:
-    """One run folder's part of the history: its runs (run id, start) and one row per ok config and figure."""
+    """One run folder's part of the history: when it started (its first config's start, ISO text; "" unknown) and
+    one row per ok config and figure."""
 
-    runs: list[dict]
+    started_at: str
     rows: list[dict]
 
 
-CACHE_VERSION = 1  # figures.json's layout: {"cache_version", "code", "records_sha256", "runs", "rows"}
+CACHE_VERSION = 1  # figures.json's layout: {"cache_version", "code", "records_sha256", "started_at", "rows"}
 
 
 @functools.cache
@@ -145,7 +146,7 @@ def figure_rows(frame: pd.DataFrame) -> list[dict]:
             low = _number(row.get(figure.low)) if figure.low else None
             high = _number(row.get(figure.high)) if figure.high else None
             rows.append(
-                {m.RUN_ID: row[m.RUN_ID], m.CONFIG_ID: row[m.CONFIG_ID], CONFIG: text, FIGURE: figure.label}
+                {m.CONFIG_ID: row[m.CONFIG_ID], CONFIG: text, FIGURE: figure.label}
                 | {VALUE: value, LOW: low, HIGH: high}
             )
     return rows
@@ -160,13 +161,11 @@ def run_figures(folder: Path) -> RunFigures:
     cached = read_json(folder / FIGURES_FILE)
     key = {"cache_version": CACHE_VERSION, "code": code_digest(), "records_sha256": digest}
     if isinstance(cached, dict) and all(cached.get(k) == v for k, v in key.items()):
-        return RunFigures(cached["runs"], cached["rows"])
+        return RunFigures(cached["started_at"], cached["rows"])
     frame = analyze(load_results(records))
-    starts = frame.groupby(m.RUN_ID, sort=False)[m.STARTED_AT].min() if m.STARTED_AT in frame else {}
-    runs = [{m.RUN_ID: run_id, m.STARTED_AT: _text(starts.get(run_id))} for run_id in frame[m.RUN_ID].unique()]
-    found = RunFigures(runs, figure_rows(frame))
+    found = RunFigures(_text(frame[m.STARTED_AT].dropna().min()), figure_rows(frame))
     with contextlib.suppress(OSError):  # a read-only copy of the results: analysed again next time
-        write_json_atomic(folder / FIGURES_FILE, key | {"runs": found.runs, "rows": found.rows})
+        write_json_atomic(folder / FIGURES_FILE, key | {"started_at": found.started_at, "rows": found.rows})
     return found
 
 
@@ -295,7 +294,9 @@ def run_facts(folder: Path) -> RunFacts:
 
 
 def history(path: str | Path) -> History:
-    """The history of the suite folder `path` (results/<suite>): its runs' series and the steps found in them."""
+    """The history of the suite folder `path` (results/<suite>): its runs' series and the steps found in them. A run
+    is a run folder, named by its path under `path` (its run id): the records' own run_id can repeat where folders
+    were copied from another machine or results root."""
     suite_dir = Path(path)
     files = find_records_files(suite_dir)
     if not files:
@@ -309,10 +310,13 @@ def history(path: str | Path) -> History:
             notes.append(f"left out: {error}")
             continue
         fact = run_facts(folder)
-        for run in figures.runs:
-            facts[run[m.RUN_ID]] = fact
-            run_rows.append(run | {MACHINE: machine_key(fact.env), LABEL: fact.label, COMMIT: fact.commit})
-        figure_list += figures.rows
+        run_id = folder.relative_to(suite_dir).as_posix() if folder != suite_dir else folder.name
+        facts[run_id] = fact
+        run_rows.append(
+            {m.RUN_ID: run_id, m.STARTED_AT: figures.started_at, MACHINE: machine_key(fact.env)}
+            | {LABEL: fact.label, COMMIT: fact.commit}
+        )
+        figure_list += [row | {m.RUN_ID: run_id} for row in figures.rows]
     runs = ordered_runs(run_rows)
     series = series_of(figure_list, runs)
     steps = steps_of(series, runs)

@@ -144,3 +144,13 @@ def test_hostile_records_render_as_text_in_chromium(runner, tmp_path):
         assert "<script>alert(1)</script>" not in dom
         assert "&lt;img src=x onerror=alert(1)&gt;" in dom  # shown, as text
     assert not canary.exists()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
+def test_the_history_page_renders_in_chromium(runner, tmp_path, write_history_run):
+    suite = tmp_path / "results" / "quickstart"
+    for day in range(1, 6):
+        write_history_run(suite, f"2026120{day}", day, 1.25 if day >= 4 else 1.0)  # run ids that read as numbers
+    page = tmp_path / "history.html"
+    assert runner.invoke(cli, ["history", str(suite), "-o", str(page)]).exit_code == 0
+    assert_renders(page, tmp_path)

@@ -3,6 +3,7 @@ there and only there, with what changed since run 3; runs of another machine for
 figures are kept and remade when its records change."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -52,9 +53,10 @@ def test_a_planted_slowdown_is_found_at_its_first_run_and_only_there(suite):
 
 
 def test_another_machine_s_runs_are_their_own_series(suite):
+    shutil.copytree(suite / "other2", suite / "elsewhere" / "r1")  # its records say run_id other2: a run is a folder
     series = tfscale.history(suite).series
     other = series[series[MACHINE].str.contains("Other CPU")]
-    assert set(other["run_id"]) == {"other1", "other2"}
+    assert set(other["run_id"]) == {"other1", "other2", "elsewhere/r1"}
     assert set(series[~series[MACHINE].str.contains("Other CPU")]["run_id"]) == {f"r{d}" for d in range(1, 6)}
 
 
@@ -84,7 +86,8 @@ def test_each_run_s_figures_are_kept_and_remade_when_its_records_change(suite):
     first = tfscale.history(suite)
     kept = suite / "r2" / "figures.json"
     cache = json.loads(kept.read_text())
-    assert {row["run_id"] for row in cache["rows"]} == {"r2"} and len(cache["records_sha256"]) == 64
+    assert cache["started_at"] == "2026-12-02T10:00:00+00:00" and len(cache["records_sha256"]) == 64
+    assert {(row["config_id"], row["figure"]) for row in cache["rows"]} >= {(PLANTED, "throughput")}
     cache["rows"][0]["value"] = 1e9  # a kept figure is what the next history reads, untouched
     kept.write_text(json.dumps(cache))
     assert (tfscale.history(suite).series[VALUE] == 1e9).sum() == 1

@@ -75,19 +75,21 @@ def _template() -> dict:
 
 def series_figure(points: pd.DataFrame, steps: pd.DataFrame, title: str) -> dict:
     """One series as plotly JSON: each run's figure with its 95 % CI, the steps as dashed lines at their first run
-    (red: for the worse). Run ids are categories (one that reads as a number or a date stays in run order)."""
-    values = points[VALUE].tolist()
+    (red: for the worse). Run ids are categories (one that reads as a number or a date stays in run order), so a
+    step's line is at its first run's place in the series: plotly reads a shape's x on a category axis as a number
+    (run id 20261204 drew the line at x = 20 million and squeezed the points into one)."""
+    values, runs = points[VALUE].tolist(), points[m.RUN_ID].astype(str).tolist()
     low = [None if lo is None or lo != lo else v - lo for v, lo in zip(values, points[LOW].tolist(), strict=True)]
     high = [None if hi is None or hi != hi else hi - v for v, hi in zip(values, points[HIGH].tolist(), strict=True)]
     error = {"type": "data", "array": _rounded(high, 4), "arrayminus": _rounded(low, 4), "visible": True}
-    trace = {"type": "scatter", "mode": "lines+markers", "x": points[m.RUN_ID].astype(str).tolist()}
+    trace = {"type": "scatter", "mode": "lines+markers", "x": runs}
     trace |= {"y": _rounded(values, 6), "error_y": error}
     shapes = [
         {
             "type": "line",
             "xref": "x",
-            "x0": str(step[FIRST_RUN]),
-            "x1": str(step[FIRST_RUN]),
+            "x0": runs.index(str(step[FIRST_RUN])),
+            "x1": runs.index(str(step[FIRST_RUN])),
             "yref": "y domain",
             "y0": 0,
             "y1": 1,

@@ -1,0 +1,61 @@
+"""tfscale history of real runs: five runs of a tiny suite (TensorFlow worker processes on logical CPU devices), a
+slowdown planted in one config from the fourth run on (the test-only knob, contract.TEST_SLEEP_ENV): the step is
+found at run 4 and only there, with the run labels that changed; runs of another machine are their own series."""
+
+import json
+import shutil
+
+import pytest
+
+import tfscale
+from tfscale.cli import cli
+from tfscale.contract import TEST_SLEEP_ENV
+from tfscale.runhistory import CHANGES, CONFIG, FIGURE, FIRST_RUN, LABEL, MACHINE, PREVIOUS_RUN, WORSE
+
+from .support import workers_left
+
+pytestmark = pytest.mark.e2e
+
+SUITE = {
+    "name": "nightly",
+    "defaults": {"model_size": "tiny", "batch_size": 16, "steps": 40, "warmup_steps": 10, "timeout_s": 120},
+    "matrix": {"model": ["mlp"], "strategy": ["one_device", "mirrored"], "devices_per_node": [1, 2]},
+    "exclude": [{"strategy": "one_device", "devices_per_node": 2}, {"strategy": "mirrored", "devices_per_node": 1}],
+}
+PLANTED_S = 0.004  # the mirrored x2 step of the tiny mlp takes ~3 ms here: the runs from the fourth on ~2-3x slower
+
+
+def test_a_slowdown_planted_in_real_runs_is_found_at_its_first_run(tmp_path, monkeypatch, runner):
+    monkeypatch.chdir(tmp_path)  # the suite is a dict: its project commit is the working directory's (none here)
+    results = tmp_path / "results"
+    planted = None
+    for run in range(1, 6):
+        if run == 4:
+            monkeypatch.setenv(TEST_SLEEP_ENV, f"{planted}={PLANTED_S}")
+        frame = tfscale.run(
+            SUITE, run_id=f"r{run}", results_dir=results, no_report=True, quiet=True, label=f"nightly {run}"
+        )
+        assert set(frame["status"]) == {"ok"}
+        planted = planted or frame[frame["strategy"] == "mirrored"]["config_id"].iloc[0]
+    suite = results / "nightly"
+    for run in ("r1", "r2"):  # the same records from another machine: a series of their own
+        shutil.copytree(suite / run, suite / f"other-{run}")
+        env = json.loads((suite / run / "env.json").read_text())
+        (suite / f"other-{run}" / "env.json").write_text(json.dumps(env | {"cpu_model": "Another CPU"}))
+
+    found = tfscale.history(suite)
+    assert len(found.runs) == 7 and found.runs[MACHINE].nunique() == 2
+    steps = found.steps
+    assert set(steps[FIRST_RUN]) == {"r4"}, steps.to_string()
+    throughput = steps[steps[FIGURE] == "throughput"]
+    assert list(throughput[CONFIG]) == ["mlp/tiny mirrored 1 node × 2"] and bool(throughput[WORSE].iloc[0])
+    assert set(steps["config_id"]) == {planted}  # the one-device baseline did not move
+    assert throughput[PREVIOUS_RUN].iloc[0] == "r3" and throughput[LABEL].iloc[0] == "nightly 4"
+    assert throughput[CHANGES].iloc[0] == "label: nightly 3 -> nightly 4"
+    other = found.series[found.series[MACHINE].str.contains("Another CPU")]
+    assert set(other["run_id"]) == {"other-r1", "other-r2"}
+
+    result = runner.invoke(cli, ["history", str(suite), "--fail-on-change", "-o", str(tmp_path / "h.html")])
+    assert result.exit_code == 1, result.output
+    assert "from run r4" in result.output and "label nightly 4" in result.output
+    assert workers_left(tmp_path) == []
