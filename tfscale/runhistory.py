@@ -74,6 +74,7 @@ FIRST_RUN, BEFORE, AFTER, CHANGE, CHANGE_LOW, CHANGE_HIGH, WORSE = (
 LABEL, COMMIT = "label", "commit"  # a run's `tfscale run --label` and its suite's `git describe` (plan.json)
 PREVIOUS_RUN = "previous_run"  # the run just before a step's first run in its series
 CHANGES = "changes"  # what differs between those two runs (run_changes), "; "-joined
+ALONG = "along"  # the config's other figures that step at the same run: "exposed comm +18.0%", ", "-joined
 LATEST = "latest"  # the step starts in the suite's newest runs of its machine (what --fail-on-change gates on)
 PENDING = "pending"  # the newest run alone is off the two before it: a change or an outlier, the next run tells
 
@@ -86,7 +87,8 @@ STEP_COLUMNS += [CHANGE, CHANGE_LOW, CHANGE_HIGH, WORSE, PENDING, LATEST]
 @dataclass(frozen=True)
 class History:
     series: pd.DataFrame  # one row per machine, config, figure and run: value and its 95 % CI
-    steps: pd.DataFrame  # one row per step found (and per pending newest run): STEP_COLUMNS, LABEL, COMMIT, CHANGES
+    steps: pd.DataFrame  # one row per step found (and per pending newest run): STEP_COLUMNS, LABEL, COMMIT, CHANGES,
+    # ALONG
     runs: pd.DataFrame  # one row per run: run id, start time, machine, label, commit, order
     method: str = METHOD
     notes: list[str] = field(default_factory=list)  # run folders left out, and why
@@ -252,6 +254,16 @@ def steps_of(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 UNCHANGING_ENV = ("captured_at", "host", PEAK_ENV_KEY)
 
 
+def along(steps: pd.DataFrame) -> list[str]:
+    """Per step, the same config's other figures that step at the same first run (pending ones left out)."""
+    found = []
+    for index, row in steps.iterrows():
+        same = (steps[MACHINE] == row[MACHINE]) & (steps[m.CONFIG_ID] == row[m.CONFIG_ID])
+        same &= (steps[FIRST_RUN] == row[FIRST_RUN]) & (steps.index != index) & ~steps[PENDING].astype(bool)
+        found.append(", ".join(f"{other[FIGURE]} {other[CHANGE]:+.1%}" for _, other in steps[same].iterrows()))
+    return found
+
+
 def run_changes(before: RunFacts, after: RunFacts, config_id: str) -> list[str]:
     """What differs between two runs for one config: the project commit and label, the environment (versions,
     drivers, runtime variables, hardware; not UNCHANGING_ENV) and the config's run settings (plan.json)."""
@@ -328,12 +340,13 @@ def history(path: str | Path) -> History:
     steps[LABEL] = pd.Series([fact.label for fact in first], index=steps.index, dtype=object)
     steps[COMMIT] = pd.Series([fact.commit for fact in first], index=steps.index, dtype=object)
     steps[CHANGES] = pd.Series(changes, index=steps.index, dtype=object)
+    steps[ALONG] = pd.Series(along(steps), index=steps.index, dtype=object)
     return History(series, steps, runs, notes=notes)
 
 
 def step_line(step: pd.Series) -> str:
     """'mlp/small mirrored 1 node x 2, efficiency: 0.61 -> 0.48 (-21.3 %, 95 % CI -25.0 to -17.1 %) from run r4
-    (2026-12-09T10:00:00+00:00, commit v1.2-3-gabc1234, label nightly)'."""
+    (2026-12-09T10:00:00+00:00, commit v1.2-3-gabc1234, label nightly), with exposed comm +18.0%'."""
     ci = (
         "pending: the newest run alone, the next tells a change from an outlier"
         if step[PENDING]
@@ -343,7 +356,8 @@ def step_line(step: pd.Series) -> str:
     facts += [f"{name} {step.get(name)}" for name in (COMMIT, LABEL) if step.get(name)]
     when = f" ({', '.join(facts)})" if facts else ""
     worse = "worse" if step[WORSE] else "better"
+    with_ = f", with {step[ALONG]}" if step.get(ALONG) else ""
     return (
         f"{step[CONFIG]}, {step[FIGURE]}: {step[BEFORE]:.4g} -> {step[AFTER]:.4g} ({step[CHANGE]:+.1%}, {ci}; "
-        f"{worse}) from run {step[FIRST_RUN]}{when}"
+        f"{worse}) from run {step[FIRST_RUN]}{when}{with_}"
     )

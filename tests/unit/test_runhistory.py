@@ -79,7 +79,9 @@ def test_a_step_says_its_commit_and_what_changed_since_the_run_before(tmp_path, 
         "commit: v1.0-3-gabc3 -> v1.1-4-gabc4; label: nightly 3 -> nightly 4; "
         "packages.tensorflow: 2.21.0 -> 2.22.0; timeout_s: 600.0 -> 900.0"
     )
-    assert step_line(step).endswith("from run r4 (2026-12-04T10:00:00+00:00, commit v1.1-4-gabc4, label nightly 4)")
+    assert step_line(step).endswith(
+        "from run r4 (2026-12-04T10:00:00+00:00, commit v1.1-4-gabc4, label nightly 4), with efficiency -20.0%"
+    )
 
 
 def test_each_run_s_figures_are_kept_and_remade_when_its_records_change(suite):

@@ -12,24 +12,38 @@ import click
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="HTML page to write (default: none).")
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when the newest runs start a step for the worse.")
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Write the steps as a Markdown table to FILE.")
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False),
+    help="Write JUnit XML to FILE: one test case per series, failed where --fail-on-change fails.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the series and the steps as JSON alone.")
-def history(path: str, output: str | None, fail_on_change: bool, markdown: str | None, as_json: bool) -> None:
+def history(
+    path: str, output: str | None, fail_on_change: bool, markdown: str | None, junit: str | None, as_json: bool
+) -> None:
     """Every run of the suite folder PATH (results/<suite>), one series per machine, config and headline figure
     (throughput, efficiency, exposed comm, busbw, peak memory), in time order, and the steps found in each: where a
     figure moved and stayed moved, with its size and 95 % CI, and the run it starts from."""
     from tfscale.api import history as history_of  # late: pandas only for this command
-    from tfscale.htmlreport.history import markdown_text, page, summary_lines
+    from tfscale.errors import TfscaleError
+    from tfscale.htmlreport.history import junit_xml, markdown_text, page, summary_lines
     from tfscale.jsonout import dumps, table
-    from tfscale.store import write_atomic
+    from tfscale.store import check_output, find_records_files, write_atomic
 
+    targets = [target for target in (output, markdown, junit) if target]
+    read = find_records_files(path)
+    if len({check_output(target, read).resolve() for target in targets}) < len(targets):
+        raise TfscaleError("-o, --markdown and --junit must name different files")
     found = history_of(path)
     written = []
-    if output:
-        write_atomic(Path(output), page(found, Path(path).name))
-        written.append(output)
-    if markdown:
-        write_atomic(Path(markdown), markdown_text(found))
-        written.append(markdown)
+    for target, text in (
+        (output, lambda: page(found, Path(path).name)),
+        (markdown, lambda: markdown_text(found)),
+        (junit, lambda: junit_xml(found)),
+    ):
+        if target:
+            write_atomic(Path(target), text())
+            written.append(target)
     failing = found.failing()
     if as_json:
         document = {"method": found.method, "runs": table(found.runs), "steps": table(found.steps)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import html
+import xml.etree.ElementTree as ET
 
 import pandas as pd
 import plotly.io as pio
@@ -29,6 +30,8 @@ from tfscale.runhistory import (
     History,
     step_line,
 )
+from tfscale.untrusted import markdown_text as plain_markdown
+from tfscale.untrusted import visible, xml_text
 
 
 def summary_lines(found: History) -> list[str]:
@@ -50,16 +53,48 @@ def summary_lines(found: History) -> list[str]:
 
 
 def markdown_text(found: History) -> str:
-    """The steps as a Markdown table (a pull-request or job summary)."""
+    """The steps as a Markdown table (a pull-request or job summary); text from records and environments as plain
+    text (untrusted.markdown_text)."""
     if found.steps.empty:
         return "No step found in the history.\n"
     rows = ["| machine | step | since the run before |", "|---|---|---|"]
     for _, row in found.steps.iterrows():
-        text = step_line(row).replace("|", "\\|")
-        changes = f"{row[PREVIOUS_RUN]}: {row[CHANGES] or 'nothing recorded differs'}".replace("|", "\\|")
+        changes = f"{row[PREVIOUS_RUN]}: {row[CHANGES] or 'nothing recorded differs'}"
         bold = "**" if row[WORSE] else ""
-        rows.append(f"| {row[MACHINE].replace('|', '/')} | {bold}{text}{bold} | {changes} |")
+        cells = (plain_markdown(row[MACHINE]), f"{bold}{plain_markdown(step_line(row))}{bold}", plain_markdown(changes))
+        rows.append(f"| {' | '.join(cells)} |")
     return "\n".join(rows) + "\n"
+
+
+JUNIT_SUITE = "tfscale history"
+
+
+def junit_xml(found: History) -> str:
+    """The history as JUnit XML: one <testcase> per series (machine, config, figure), failed where the newest runs
+    start a step for the worse (what --fail-on-change fails on), its steps in the output otherwise."""
+    suite = ET.Element("testsuite", name=JUNIT_SUITE)
+    failing = found.failing()
+    failures = 0
+    groups = found.series.groupby([MACHINE, m.CONFIG_ID, FIGURE], sort=False)
+    for (machine, config_id, figure), points in groups:
+        name = xml_text(visible(f"{points[CONFIG].iloc[0]} · {figure} ({config_id}) on {machine}"))
+        case = ET.SubElement(suite, "testcase", classname=JUNIT_SUITE, name=name)
+        own = (found.steps[MACHINE] == machine) & (found.steps[m.CONFIG_ID] == config_id)
+        own &= found.steps[FIGURE] == figure
+        fails = failing[failing.index.isin(found.steps.index[own])]
+        lines = [step_line(row) for _, row in found.steps[own].iterrows()] or ["no step"]
+        if not fails.empty:
+            failures += 1
+            message = xml_text(visible("; ".join(step_line(row) for _, row in fails.iterrows())))
+            ET.SubElement(case, "failure", message=message, type="step for the worse").text = message
+        else:
+            ET.SubElement(case, "system-out").text = xml_text(visible("; ".join(lines)))
+    tests = str(groups.ngroups if not found.series.empty else 0)
+    suite.attrib.update(tests=tests, failures=str(failures), errors="0", skipped="0")
+    root = ET.Element("testsuites", name=JUNIT_SUITE, tests=tests, failures=str(failures), errors="0")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _rounded(values: list, digits: int) -> list:
