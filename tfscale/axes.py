@@ -493,10 +493,13 @@ SETTINGS: dict[str, Axis] = _axes(
         int,
         1,
         "fresh worker processes per config, interleaved over the sweep (every config once, then again); their "
-        "medians are combined and the CI then covers the spread between processes",
+        "medians are combined and the CI then covers the spread between processes; auto: each workload's 1-device "
+        "and first 2-device config run twice (at least 3 degrees of freedom in all), the others once, and every "
+        "CI covers the spread those measure (tfscale/autorepeats.py)",
         minimum=1,
         maximum=MAX_REPEATS,
         sweepable=False,
+        auto=True,
     ),
     Axis(
         "timeout_s",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfscale import contract
+from tfscale import autorepeats, contract
 from tfscale.axes import (
     ADDONS,
     AUTO,
@@ -101,7 +101,7 @@ def expand(suite: Suite) -> Plan:
             continue
         seen.add(spec.config_id)
         specs.append(spec)
-    return Plan(suite=suite, specs=tuple(specs), duplicates=len(configs) - len(specs))
+    return Plan(suite=suite, specs=autorepeats.resolve(specs), duplicates=len(configs) - len(specs))
 
 
 def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:
@@ -331,8 +331,8 @@ def network_note(plan: Plan, reason: str | None) -> str | None:
 
 SPREAD_NOTE = (
     "note: no config runs in 2 or more fresh processes (repeats), so the CIs will cover the spread within each "
-    "process only, not between processes, usually the larger (tfscale/repeats.py); repeats: 2 on a few configs "
-    "measures it for the whole run"
+    "process only, not between processes, usually the larger (tfscale/repeats.py); repeats: auto runs a few configs "
+    "twice and measures it for the whole run"
 )
 
 

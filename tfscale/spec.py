@@ -61,7 +61,7 @@ class RunSpec:
     target_ci: float
     max_measure_s: float
     max_warmup_s: float
-    repeats: int
+    repeats: int  # "auto" only until the planner resolves it (tfscale.autorepeats)
     timeout_s: float
     startup_timeout_s: float
     stall_timeout_s: float
