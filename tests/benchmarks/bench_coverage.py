@@ -7,7 +7,9 @@ Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.unc
    of windows, the share of trials whose interval contains the true median, for the order-statistic CI of the
    record (StepStats), the bootstrap CI of derived figures (uncertainty.of_median), and the order-statistic CI when
    the windows stop at +-2 % (precision.stop_reason: optional stopping; the level shifts there stay 20 windows,
-   about as long as the stopped measurement).
+   about as long as the stopped measurement); and the stated CI of stopped windows in a run as the quickstart's
+   `repeats: auto` makes it (17 configs, 6 in two processes; tfscale.repeats.combine_all pools their spread and
+   every CI covers it).
 2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
    Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
    processes); for each run and config, whether the interval tfscale states (load_results, analyze) of the median
@@ -33,6 +35,7 @@ import numpy as np
 
 from tfscale import metrics as m
 from tfscale.precision import stop_reason
+from tfscale.repeats import combine_all
 from tfscale.stats import StepStats
 from tfscale.uncertainty import of_median
 
@@ -84,6 +87,28 @@ def stopped(source: str, rng: np.random.Generator, limit: int = 400) -> list[flo
     return list(stream)
 
 
+RUN_CONFIGS, RUN_PAIRS = 17, 6  # the quickstart under repeats: auto: 6 of its 17 configs in two processes
+
+
+def stopped_run(source: str, rng: np.random.Generator) -> list[dict]:
+    """One simulated run as tfscale stores and reads it: RUN_CONFIGS configs of `source`, the first RUN_PAIRS in two
+    fresh processes, each process's windows stopped at +-2 %; its lines combined by tfscale.repeats.combine_all as
+    load_results does (the run's spread between processes pooled over the pairs, and every config's CI covering
+    it). The combined records."""
+    lines = []
+    for config in range(RUN_CONFIGS):
+        for repeat in range(2 if config < RUN_PAIRS else 1):
+            windows = stopped(source, rng)
+            stats = StepStats.from_samples(windows)
+            lines.append(
+                {m.RUN_ID: "simulated", m.CONFIG_ID: f"c{config}", m.REPEAT: repeat, m.STATUS: m.STATUS_OK}
+                | {m.STEP_TIMES_S: windows, m.STEP_TIME_MEDIAN_S: stats.median, m.SAMPLES: len(windows)}
+                | {m.STEP_TIME_CI95_LOW_S: stats.ci95_low, m.STEP_TIME_CI95_HIGH_S: stats.ci95_high}
+                | {m.GLOBAL_BATCH_SIZE: 1, m.REPLICAS: 1, m.CI_TARGET: TARGET_CI}
+            )
+    return combine_all(lines)
+
+
 def covered(low: float | None, high: float | None, truth: float) -> bool:
     return low is not None and high is not None and low <= truth <= high
 
@@ -117,6 +142,13 @@ def simulated(trials: int) -> None:
             sizes.append(len(windows))
         typical = statistics.median(sizes)
         print(f"{source:14s} {'stop+-2%':>8s} {hits / trials:10.3f} {'':>10s} (median {typical:.0f} windows)")
+        runs = max(trials // RUN_CONFIGS, 20)
+        hits = total = 0
+        for _ in range(runs):
+            for record in stopped_run(source, rng):
+                hits += covered(record[m.STEP_TIME_CI95_LOW_S], record[m.STEP_TIME_CI95_HIGH_S], truth)
+                total += 1
+        print(f"{source:14s} {'in a run':>8s} {hits / total:10.3f} {'':>10s} ({runs} runs of {RUN_CONFIGS} configs)")
 
 
 def coverage_suite(only: str | None) -> dict:
