@@ -1,10 +1,10 @@
-"""Where the CLI writes the lines of library calls (tfscale.api.Echo)."""
+"""Where the CLI writes the lines of library calls (tfscale.sweep.Echo)."""
 
 from __future__ import annotations
 
 import click
 
-from tfscale.api import Echo
+from tfscale.sweep import Echo
 
 
 def click_echo() -> Echo:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tfscale.api import summary_and_report
 from tfscale.cli.echo import click_echo
+from tfscale.sweep import summary_and_report
 
 
 @click.command()
