@@ -166,6 +166,19 @@ def _noise_problem(config: dict[str, Any]) -> str | None:
 
 def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
     """Refuse combinations that cannot run, in one line naming the config and the way out."""
+    _check_addons(config, suite, where)
+    if config["parallelism"] != "data":
+        _check_model_parallel_input(config, suite, where)
+        _check_model_parallel(config, suite, where)
+        return
+    name = f"{suite.path}: {where}: {config['model']}/{config['strategy']}"
+    _check_strategy_layout(config, suite, name)
+    _check_collectives(config, suite, name)
+    _check_batching(config, name)
+
+
+def _check_addons(config: dict[str, Any], suite: Suite, where: str) -> None:
+    """grad_noise, profile and comm_breakdown where the config's mode cannot measure them."""
     if config["grad_noise"] and (why := _noise_problem(config)):
         raise SuiteError(f"{suite.path}: {where}: {config['model']}: grad_noise: true is not measured: {why}")
     mode = mode_of(config["strategy"], config["parallelism"])
@@ -177,23 +190,27 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
                 f"{suite.path}: {where}: {config['model']}/{what}: {addon}: true is not measured: {why}; "
                 f"set {addon}: false"
             )
-    if config["parallelism"] != "data":
-        if config["task"] == TASK_TEACHER:
-            raise SuiteError(
-                f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: task: teacher needs data "
-                "parallelism (its inputs come from a tf.data stream); model-parallel modes train on one in-memory "
-                "batch: use task: random"
-            )
-        if config["data"] == DATA_FILES:
-            raise SuiteError(
-                f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: data: files needs data "
-                "parallelism (a tf.distribute strategy distributes the dataset); model-parallel modes train on one "
-                "in-memory batch: use data: synthetic"
-            )
-        _check_model_parallel(config, suite, where)
-        return
+
+
+def _check_model_parallel_input(config: dict[str, Any], suite: Suite, where: str) -> None:
+    """Model-parallel modes train on one in-memory batch: no teacher task, no data files."""
+    if config["task"] == TASK_TEACHER:
+        raise SuiteError(
+            f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: task: teacher needs data "
+            "parallelism (its inputs come from a tf.data stream); model-parallel modes train on one in-memory "
+            "batch: use task: random"
+        )
+    if config["data"] == DATA_FILES:
+        raise SuiteError(
+            f"{suite.path}: {where}: {config['model']}/{config['parallelism']}: data: files needs data "
+            "parallelism (a tf.distribute strategy distributes the dataset); model-parallel modes train on one "
+            "in-memory batch: use data: synthetic"
+        )
+
+
+def _check_strategy_layout(config: dict[str, Any], suite: Suite, name: str) -> None:
+    """The nodes, devices and data shards a data-parallel strategy can run on."""
     strategy = STRATEGIES[config["strategy"]]
-    name = f"{suite.path}: {where}: {config['model']}/{config['strategy']}"
     if (
         config["data"] == DATA_FILES
         and strategy.name == "multi_worker_mirrored"
@@ -225,6 +242,10 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
             "worker one per-worker batch, which every GPU replica of a multi-GPU worker would process whole "
             "(gradients summed devices_per_node times); use devices_per_node: 1 and more nodes"
         )
+
+
+def _check_collectives(config: dict[str, Any], suite: Suite, name: str) -> None:
+    """Cross-device ops, collectives and partitioners that cannot reduce over the config's devices."""
     devices = config["devices_per_node"]
     if config["cross_device_ops"] == "hierarchical_copy" and devices > 1 and devices % 2:
         raise SuiteError(
@@ -240,6 +261,10 @@ def _check_supported(config: dict[str, Any], suite: Suite, where: str) -> None:
         )
     if config["partitioner"] == "fixed_shards" and config["num_ps"] == 1:
         raise SuiteError(f"{name}: partitioner=fixed_shards shards over num_ps servers; with num_ps=1 use none")
+
+
+def _check_batching(config: dict[str, Any], name: str) -> None:
+    """Fixed steps in whole windows; a strong-scaling global batch that divides over the replicas."""
     fixed = AUTO not in (config["steps"], config["window_steps"])
     if fixed and config["steps"] % config["window_steps"]:
         raise SuiteError(f"{name}: steps={config['steps']} is not a multiple of window_steps={config['window_steps']}")
