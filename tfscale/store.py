@@ -213,6 +213,17 @@ def check_output(output: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     return output
 
 
+def check_outputs(targets: list, inputs: Iterable[str | Path], options: str) -> list[Path | None]:
+    """check_output of each target given (None: an option not given, kept as None), and none two of them the same
+    file (ResultsError naming `options`, e.g. "-o, --junit and --markdown")."""
+    inputs = list(inputs)
+    checked = [None if target is None else check_output(target, inputs) for target in targets]
+    given = [path.resolve() for path in checked if path is not None]
+    if len(set(given)) < len(given):
+        raise ResultsError(f"{options} must name different files")
+    return checked
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write JSON atomically (write_atomic)."""
     write_atomic(path, json.dumps(data, indent=1, allow_nan=False))

@@ -51,20 +51,16 @@ def compare(
     """Compare BASE and NEW (run folders, suite folders: each config's latest run, or records files; configs matched
     by config_id, else by axes), naming first what makes them unlike: other settings, other hardware."""
     # Late imports: pandas and plotly load only for this command.
-    from tfscale.compare import GATE_MIN_PROCESSES
     from tfscale.compare_runs import compare_paths
-    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line, without_verdict
+    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line
     from tfscale.htmlreport.comparison import render_comparison
     from tfscale.jsonout import dumps
-    from tfscale.store import ENV_FILE, check_output, find_records_files, write_atomic
+    from tfscale.store import ENV_FILE, check_outputs, find_records_files, write_atomic
 
     read = [
         f for side in (base, new) for records in find_records_files(side) for f in (records, records.parent / ENV_FILE)
     ]
-    path = check_output(output or Path("reports") / "compare.html", read)
-    extra = [check_output(target, read) for target in (junit, markdown) if target]
-    if len({p.resolve() for p in (path, *extra)}) < 1 + len(extra):
-        raise TfscaleError("-o, --junit and --markdown must name different files")
+    path, *_ = check_outputs([output or Path("reports") / "compare.html", junit, markdown], read, OUTPUT_OPTIONS)
     found = compare_paths(base, new, threshold)
     rows, lost = found.rows, found.lost
     write_atomic(path, render_comparison(rows, found.env, base, new, threshold, lost, found.warnings()))
@@ -76,30 +72,35 @@ def compare(
             write_atomic(target, text())
     summary = summary_line(rows, lost, threshold)
     if as_json:
-        click.echo(
-            dumps(
-                {
-                    "base": base,
-                    "new": new,
-                    "threshold": threshold,
-                    "summary": summary,
-                    "gate_fails": gate_fails(rows, lost, allow_missing),
-                    **found.document(),
-                    "written": {"comparison": path, "junit": junit, "markdown": markdown},
-                }
-            )
-        )
+        document = {"base": base, "new": new, "threshold": threshold, "summary": summary}
+        document["gate_fails"] = gate_fails(rows, lost, allow_missing)
+        written = {"comparison": path, "junit": junit, "markdown": markdown}
+        click.echo(dumps(document | found.document() | {"written": written}))
     else:
         show(found, summary, path, junit, markdown)
-    if fail_on_regression and found.unlike() and not allow_different_settings:
+    if fail_on_regression:
+        gate(found, allow_missing, allow_different_settings)
+
+
+OUTPUT_OPTIONS = "-o, --junit and --markdown"
+
+
+def gate(found, allow_missing: bool, allow_different_settings: bool) -> None:
+    """--fail-on-regression: exit 2 where the sides measured unlike things, 1 on a regression or a lost config, 2
+    where a compared config has no verdict."""
+    from tfscale.compare import GATE_MIN_PROCESSES
+    from tfscale.gate import gate_fails, without_verdict
+
+    rows = found.rows
+    if found.unlike() and not allow_different_settings:
         raise TfscaleError(
             "--fail-on-regression: BASE and NEW measured unlike things ("
             + "; ".join(found.unlike())
             + "): run both alike, or gate anyway with --allow-different-settings"
         )
-    if fail_on_regression and gate_fails(rows, lost, allow_missing):
+    if gate_fails(rows, found.lost, allow_missing):
         raise click.exceptions.Exit(1)
-    if fail_on_regression and without_verdict(rows):
+    if without_verdict(rows):
         raise TfscaleError(
             f"--fail-on-regression: {without_verdict(rows)} of {len(rows)} compared configs have no verdict (fewer "
             f"than {GATE_MIN_PROCESSES} processes per side): run both with repeats: {GATE_MIN_PROCESSES} or more"

@@ -25,15 +25,11 @@ def history(
     (throughput, efficiency, exposed comm, busbw, peak memory), in time order, and the steps found in each: where a
     figure moved and stayed moved, with its size and 95 % CI, and the run it starts from."""
     from tfscale.api import history as history_of  # late: pandas only for this command
-    from tfscale.errors import TfscaleError
     from tfscale.htmlreport.history import junit_xml, markdown_text, page, summary_lines
     from tfscale.jsonout import dumps, table
-    from tfscale.store import check_output, find_records_files, write_atomic
+    from tfscale.store import check_outputs, find_records_files, write_atomic
 
-    targets = [target for target in (output, markdown, junit) if target]
-    read = find_records_files(path)
-    if len({check_output(target, read).resolve() for target in targets}) < len(targets):
-        raise TfscaleError("-o, --markdown and --junit must name different files")
+    check_outputs([output, markdown, junit], find_records_files(path), "-o, --markdown and --junit")
     found = history_of(path)
     written = []
     for target, text in (
