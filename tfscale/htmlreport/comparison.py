@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from tfscale import metrics as m
 from tfscale.compare import GATE_MIN_PROCESSES, NO_VERDICT_NOTE, TESTED_ON, Lost
-from tfscale.htmlreport import figure_html, plotly_scripts, records_table
+from tfscale.htmlreport.parts import figure_html, plotly_scripts, records_table
 
 COLUMNS = (
     m.CONFIG_ID,

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.io as pio
 
 from tfscale import metrics as m
-from tfscale.htmlreport import figure_data_html, plotly_scripts
+from tfscale.htmlreport.parts import figure_data_html, plotly_scripts
 from tfscale.runhistory import (
     CHANGES,
     COMMIT,

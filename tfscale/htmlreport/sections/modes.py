@@ -1,0 +1,76 @@
+"""The report's section "Data vs model parallelism at equal device counts": throughput, memory and bubble per
+parallelism mode."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from tfscale import metrics as m
+from tfscale.analysis import MODES_NOTE, mode_comparison
+from tfscale.htmlreport import figures
+from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.sections.base import Context, Omitted
+
+ID = "modes"
+TITLE = "Data vs model parallelism at equal device counts"
+
+COLUMNS = (
+    m.CONFIG_ID,
+    m.MODEL,
+    m.MODEL_SIZE,
+    m.DEVICES,
+    m.MODE,
+    m.THROUGHPUT_EXAMPLES_PER_S,
+    m.STEP_TIME_MEDIAN_S,
+    m.SCALING_EFFICIENCY,
+    m.PARAM_BYTES_PER_DEVICE,
+    m.STAGE_PARAM_BYTES,
+    m.PEAK_MEMORY_BYTES,
+    m.MEMORY_KIND,
+    m.BUBBLE_FRACTION,
+    m.BUBBLE_FRACTION_THEORY,
+)
+
+
+def modes_section(frame: pd.DataFrame) -> str | Omitted:
+    rows = mode_comparison(frame)
+    if rows.empty:
+        return Omitted("no workload ran in more than one parallelism mode at the same device count (axis parallelism)")
+    methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
+    return "\n".join(
+        p
+        for p in [
+            f'<p class="method">{html.escape(MODES_NOTE)}</p>',
+            figure_html(
+                figures.modes_figure(
+                    rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode", "examples/s (global)"
+                )
+            ),
+            figure_html(
+                figures.modes_figure(
+                    rows,
+                    m.PARAM_BYTES_PER_DEVICE,
+                    "Parameters held by the most loaded device",
+                    "MiB per device",
+                    1 / 2**20,
+                )
+            ),
+            figure_html(
+                figures.modes_figure(
+                    rows[rows[m.PARALLELISM] == "pipeline"],
+                    m.BUBBLE_FRACTION,
+                    "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))",
+                    "idle fraction",
+                )
+            ),
+            "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
+            f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>',
+        ]
+        if p
+    )
+
+
+def body(context: Context) -> str | Omitted:
+    return modes_section(context.view)
