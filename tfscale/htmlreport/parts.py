@@ -211,3 +211,20 @@ def records_table(frame: pd.DataFrame, columns: tuple[str, ...] = TABLE_COLUMNS)
         cells = [_td(*_cell(column, row.get(column))) for column in columns]
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def method_html(text: str) -> str:
+    """A note on how a section's figures were made, as plain text."""
+    return f'<p class="method">{html.escape(text)}</p>'
+
+
+def table_html(rows: pd.DataFrame, columns: tuple[str, ...], derived: bool = False) -> str:
+    """A section's table, scrolled sideways where wide. `derived`: rows a section computed (not records), shown
+    plainly (the table shades the rows of failed configs)."""
+    rows = rows.assign(**{m.STATUS: m.STATUS_OK}) if derived else rows
+    return f'<div class="tablewrap">{records_table(rows, columns)}</div>'
+
+
+def joined(*pieces: str) -> str:
+    """A section's pieces in order, the empty ones (a figure with nothing to plot) left out."""
+    return "\n".join(piece for piece in pieces if piece)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import comm_crosscheck
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "communication"
@@ -48,25 +46,21 @@ COLUMNS = (
 )
 
 
-def comm_section(frame: pd.DataFrame, sweeps: list[dict]) -> str | Omitted:
-    checks = comm_crosscheck(frame)
+NO_SWEEP = (
+    "<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
+    "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>"
+)
+
+
+def body(context: Context) -> str | Omitted:
+    checks, sweeps = comm_crosscheck(context.view), context.sweeps
     if checks.empty and not sweeps:
         return Omitted("no multi-replica data-parallel config and no commbench sweep")
-    parts = [
+    return joined(
         INTRO,
         figure_html(figures.comm_breakdown_figure(checks)),
         figure_html(figures.comm_fraction_figure(checks)),
         figure_html(figures.busbw_figure(sweeps)),
-    ]
-    if not sweeps:
-        parts.append(
-            "<p>No commbench sweep in these runs (suite option <code>commbench: true</code> or "
-            "<code>tfscale commbench</code>): no bandwidth curve and no comm_time_model_s.</p>"
-        )
-    checks = checks.assign(status=m.STATUS_OK)  # the table shades failed rows; these are all shown plainly
-    parts.append(f'<div class="tablewrap">{records_table(checks, COLUMNS)}</div>')
-    return "\n".join(p for p in parts if p)
-
-
-def body(context: Context) -> str | Omitted:
-    return comm_section(context.view, context.sweeps)
+        "" if sweeps else NO_SWEEP,
+        table_html(checks, COLUMNS, derived=True),
+    )

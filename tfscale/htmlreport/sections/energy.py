@@ -19,8 +19,9 @@ suite: cost_per_million_examples = price &times; devices / 3600 &times; 10<sup>6
 (<code>tfscale/energy.py</code>)."""
 
 
-def energy_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
     """Examples per joule and per unit of money vs devices, where counters or a price gave them."""
+    frame = context.view
     plots = [
         figures.energy_figure(frame, m.JOULES_PER_EXAMPLE, "examples per joule"),
         figures.energy_figure(frame, m.COST_PER_MILLION_EXAMPLES, "examples per unit of money"),
@@ -31,7 +32,3 @@ def energy_section(frame: pd.DataFrame) -> str | Omitted:
         why = methods[0] if len(methods) == 1 else "no energy counter read and no price_per_device_hour given"
         return Omitted(why)
     return "\n".join([*plots, f'<p class="method">{INTRO}</p>'])
-
-
-def body(context: Context) -> str | Omitted:
-    return energy_section(context.view)

@@ -10,7 +10,7 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis import GOODPUT_COLUMNS, GOODPUT_METHOD, critical_batches
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, method_html, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "goodput"
@@ -31,8 +31,9 @@ COLUMNS = (
 )
 
 
-def goodput_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
     """Goodput beside throughput, the critical batch size per workload, and how they were estimated."""
+    frame = context.view
     goodput = pd.to_numeric(frame.get(m.GOODPUT_EXAMPLES_PER_S, pd.Series(dtype=float)), errors="coerce")
     if goodput.isna().all():
         return Omitted("no config of the teacher task (task: teacher) with a measured gradient noise scale")
@@ -40,15 +41,6 @@ def goodput_section(frame: pd.DataFrame) -> str | Omitted:
     critical = critical_batches(frame)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in critical)
     parts = [f"<p>Critical batch size (about the gradient noise scale) per workload:</p><ul>{items}</ul>"]
-    plot = figures.goodput_figure(frame)
-    if plot is not None:
-        parts.append(figure_html(plot))
-    parts += [
-        f'<p class="method">{html.escape(GOODPUT_METHOD)}</p>',
-        f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>',
-    ]
-    return "\n".join(parts)
-
-
-def body(context: Context) -> str | Omitted:
-    return goodput_section(context.view)
+    return joined(
+        *parts, figure_html(figures.goodput_figure(frame)), method_html(GOODPUT_METHOD), table_html(rows, COLUMNS)
+    )

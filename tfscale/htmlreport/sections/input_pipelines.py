@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import input_comparison, input_hints
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "input"
@@ -49,8 +47,9 @@ COLUMNS = (
 )
 
 
-def input_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
     """Synthetic vs files per config, the input-bound verdicts, and which pipeline setting helped."""
+    frame = context.view
     rows = input_comparison(frame)
     if rows.empty:
         return Omitted("no config read files (data: files)")
@@ -60,15 +59,5 @@ def input_section(frame: pd.DataFrame) -> str | Omitted:
         f"<p>{bound} of {len(rows)} configs that read files are input-bound.</p>",
         *([f"<ul>{''.join(f'<li>{html.escape(h)}</li>' for h in hints)}</ul>"] if hints else []),
     ]
-    plot = figures.input_figure(frame)
-    if plot is not None:
-        parts.append(figure_html(plot))
-    parts += [
-        f'<p class="method">{INTRO}</p>',
-        f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), COLUMNS)}</div>',
-    ]
-    return "\n".join(parts)
-
-
-def body(context: Context) -> str | Omitted:
-    return input_section(context.view)
+    plot = figure_html(figures.input_figure(frame))
+    return joined(*parts, plot, f'<p class="method">{INTRO}</p>', table_html(rows, COLUMNS, derived=True))

@@ -3,12 +3,10 @@ one device count."""
 
 from __future__ import annotations
 
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import layout_comparison
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "layouts"
@@ -35,18 +33,11 @@ COLUMNS = (
 )
 
 
-def layout_section(rows: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
+    rows = layout_comparison(context.view)
     if rows.empty:
         return Omitted(
             "no workload ran in more than one layout at the same device count (e.g. mirrored with "
             "devices_per_node: 2 and multi_worker_mirrored with nodes: 2)"
         )
-    return (
-        INTRO
-        + figure_html(figures.layout_figure(rows))
-        + f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>'
-    )
-
-
-def body(context: Context) -> str | Omitted:
-    return layout_section(layout_comparison(context.view))
+    return INTRO + figure_html(figures.layout_figure(rows)) + table_html(rows, COLUMNS)

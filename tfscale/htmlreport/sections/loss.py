@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import html
-
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import BREAKDOWN_METHOD, loss_breakdown
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, method_html, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "loss"
@@ -36,18 +32,11 @@ COLUMNS = (
 )
 
 
-def loss_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
+    frame = context.view
     rows = loss_breakdown(frame)
     if rows.empty:
         return Omitted("no multi-device config with a 1-device baseline to compare with")
-    return "\n".join(
-        [
-            figure_html(figures.loss_figure(rows)),
-            f'<p class="method">{html.escape(BREAKDOWN_METHOD)}</p>',
-            f'<div class="tablewrap">{records_table(rows.assign(status=m.STATUS_OK), COLUMNS)}</div>',
-        ]
+    return joined(
+        figure_html(figures.loss_figure(rows)), method_html(BREAKDOWN_METHOD), table_html(rows, COLUMNS, derived=True)
     )
-
-
-def body(context: Context) -> str | Omitted:
-    return loss_section(context.view)

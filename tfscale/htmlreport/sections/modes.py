@@ -3,14 +3,10 @@ parallelism mode."""
 
 from __future__ import annotations
 
-import html
-
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import MODES_NOTE, mode_comparison
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, method_html, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "modes"
@@ -34,43 +30,29 @@ COLUMNS = (
 )
 
 
-def modes_section(frame: pd.DataFrame) -> str | Omitted:
-    rows = mode_comparison(frame)
+def body(context: Context) -> str | Omitted:
+    rows = mode_comparison(context.view)
     if rows.empty:
         return Omitted("no workload ran in more than one parallelism mode at the same device count (axis parallelism)")
     methods = sorted(set(rows[m.MODEL_PARALLEL_METHOD].dropna()))
-    return "\n".join(
-        p
-        for p in [
-            f'<p class="method">{html.escape(MODES_NOTE)}</p>',
-            figure_html(
-                figures.modes_figure(
-                    rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode", "examples/s (global)"
-                )
-            ),
-            figure_html(
-                figures.modes_figure(
-                    rows,
-                    m.PARAM_BYTES_PER_DEVICE,
-                    "Parameters held by the most loaded device",
-                    "MiB per device",
-                    1 / 2**20,
-                )
-            ),
-            figure_html(
-                figures.modes_figure(
-                    rows[rows[m.PARALLELISM] == "pipeline"],
-                    m.BUBBLE_FRACTION,
-                    "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))",
-                    "idle fraction",
-                )
-            ),
-            "".join(f'<p class="method">{html.escape(text)}</p>' for text in methods),
-            f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>',
-        ]
-        if p
+    pipeline = rows[rows[m.PARALLELISM] == "pipeline"]
+    return joined(
+        method_html(MODES_NOTE),
+        figure_html(
+            figures.modes_figure(
+                rows, m.THROUGHPUT_EXAMPLES_PER_S, "Throughput per parallelism mode", "examples/s (global)"
+            )
+        ),
+        figure_html(
+            figures.modes_figure(
+                rows, m.PARAM_BYTES_PER_DEVICE, "Parameters held by the most loaded device", "MiB per device", 1 / 2**20
+            )
+        ),
+        figure_html(
+            figures.modes_figure(
+                pipeline, m.BUBBLE_FRACTION, "Pipeline bubble, measured (hover: theory (S-1)/(M+S-1))", "idle fraction"
+            )
+        ),
+        "".join(method_html(text) for text in methods),
+        table_html(rows, COLUMNS),
     )
-
-
-def body(context: Context) -> str | Omitted:
-    return modes_section(context.view)

@@ -3,14 +3,10 @@ link rate."""
 
 from __future__ import annotations
 
-import html
-
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.analysis import NETWORK_METHOD, network_rows
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, method_html, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 
 ID = "network"
@@ -36,21 +32,14 @@ COLUMNS = (
 )
 
 
-def network_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
+    frame = context.view
     rows = network_rows(frame)
     if rows.empty:
         return Omitted("no config ran on simulated hosts (the axis network_link; needs root)")
-    return "\n".join(
-        p
-        for p in [
-            f'<p class="method">{html.escape(NETWORK_METHOD)}</p>',
-            figure_html(figures.link_fraction_figure(rows)),
-            figure_html(figures.efficiency_vs_link_figure(rows)),
-            f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>',
-        ]
-        if p
+    return joined(
+        method_html(NETWORK_METHOD),
+        figure_html(figures.link_fraction_figure(rows)),
+        figure_html(figures.efficiency_vs_link_figure(rows)),
+        table_html(rows, COLUMNS),
     )
-
-
-def body(context: Context) -> str | Omitted:
-    return network_section(context.view)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 from tfscale.opgroups import GROUP_COLUMNS
 
@@ -34,21 +34,12 @@ COLUMNS = (
 )
 
 
-def ops_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
     """Per profiled config: ms per traced step of each op group (stacked bars) and its top ops."""
+    frame = context.view
     ok = frame[frame[m.STATUS] == m.STATUS_OK]
     rows = ok[pd.to_numeric(ok[m.OP_WINDOW_S], errors="coerce").notna()] if m.OP_WINDOW_S in ok.columns else ok[:0]
     if rows.empty:
         return Omitted("no config was profiled (profile: true) with op events in its trace")
     rows = rows.assign(config=[figures.config_label(r) for _, r in rows.iterrows()])
-    return "\n".join(
-        [
-            figure_html(figures.ops_figure(rows)),
-            f'<p class="method">{INTRO}</p>',
-            f'<div class="tablewrap">{records_table(rows, COLUMNS)}</div>',
-        ]
-    )
-
-
-def body(context: Context) -> str | Omitted:
-    return ops_section(context.view)
+    return joined(figure_html(figures.ops_figure(rows)), f'<p class="method">{INTRO}</p>', table_html(rows, COLUMNS))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
 from tfscale.analysis import PRECISION_NOTE, precision_summary
 from tfscale.htmlreport.sections.base import Context
 
@@ -13,9 +11,10 @@ ID = "precision"
 TITLE = "How sure are these numbers"
 
 
-def precision_section(frame: pd.DataFrame) -> str:
+def body(context: Context) -> str:
     """How sure the figures are: how many ok configs met their CI target, which did not and why, and what the CIs
     cover (tfscale.analysis.precision_summary)."""
+    frame = context.frame
     summary = precision_summary(frame)
     if summary.measured == 0:
         return "<p>No ok config with a precision record (records from before tfscale 0.4 carry none).</p>"
@@ -30,7 +29,3 @@ def precision_section(frame: pd.DataFrame) -> str:
         f"their target ({summary.targets}). {html.escape(summary.covers_text())} {html.escape(PRECISION_NOTE)}</p>"
         f"{missed}"
     )
-
-
-def body(context: Context) -> str:
-    return precision_section(context.frame)

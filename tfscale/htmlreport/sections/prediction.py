@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
 from tfscale import metrics as m
 from tfscale.htmlreport.parts import records_table
 from tfscale.htmlreport.sections.base import Context, Omitted
@@ -15,7 +13,8 @@ ID = "prediction"
 TITLE = "Prediction check: the largest device count from the smaller ones"
 
 
-def prediction_section(frame: pd.DataFrame) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
+    frame = context.view
     from tfscale.predict import LOGICAL_WARNING, METHOD, holdout, unmodelled
 
     caveats = "".join(
@@ -47,7 +46,3 @@ def prediction_section(frame: pd.DataFrame) -> str | Omitted:
         f'<p class="method">{html.escape(METHOD)} <code>tfscale predict RUN --devices 8 16 64</code> '
         f"predicts other counts.</p>{caveats}" + records_table(checks.assign(status=m.STATUS_OK, config_id=""), columns)
     )
-
-
-def body(context: Context) -> str | Omitted:
-    return prediction_section(context.view)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from tfscale import metrics as m
 from tfscale.htmlreport import figures
-from tfscale.htmlreport.parts import figure_html, records_table
+from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
 from tfscale.telemetry import read_series
 
@@ -41,10 +41,12 @@ COLUMNS = (
 )
 
 
-def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> str | Omitted:
+def body(context: Context) -> str | Omitted:
+    frame, series = context.view, context.series
     if m.TELEMETRY_PATH not in frame or frame[m.TELEMETRY_PATH].isna().all():
         return Omitted("no telemetry in these runs (telemetry_hz: 0, or records from before telemetry)")
-    parts = [
+    notes = sorted(set(frame[m.GPU_TELEMETRY_NOTE].dropna()))
+    return joined(
         INTRO,
         figure_html(figures.telemetry_figure(series, "host_cpu_percent", 1.0, "Host CPU use over time", "%")),
         figure_html(
@@ -60,12 +62,9 @@ def telemetry_section(frame: pd.DataFrame, series: dict[str, pd.DataFrame]) -> s
         figure_html(
             figures.telemetry_figure(series, "gpu_mem_used_bytes", 1 / 2**20, "GPU memory used over time (NVML)", "MiB")
         ),
-    ]
-    notes = sorted(set(frame[m.GPU_TELEMETRY_NOTE].dropna()))
-    if notes:
-        parts.append("<p>GPU telemetry is empty: " + html.escape("; ".join(notes)) + "</p>")
-    parts.append(f'<div class="tablewrap">{records_table(frame, COLUMNS)}</div>')
-    return "\n".join(p for p in parts if p)
+        "<p>GPU telemetry is empty: " + html.escape("; ".join(notes)) + "</p>" if notes else "",
+        table_html(frame, COLUMNS),
+    )
 
 
 def load_series(frame: pd.DataFrame, run_dirs: dict[tuple[str, str], Path]) -> dict[str, pd.DataFrame]:
@@ -78,7 +77,3 @@ def load_series(frame: pd.DataFrame, run_dirs: dict[tuple[str, str], Path]) -> d
         if table is not None:
             series[figures.config_label(row)] = table
     return series
-
-
-def body(context: Context) -> str | Omitted:
-    return telemetry_section(context.view, context.series)
