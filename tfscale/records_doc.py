@@ -1,4 +1,4 @@
-"""docs/records.md, generated from tfscale/metrics.py (names, units and meanings) and tfscale/axes.py (what each
+"""docs/records.md, generated from tfscale/metrics.py (names, units and meanings) and tfscale/axes/ (what each
 axis of a config means): `python -m tfscale.records_doc > docs/records.md`. A test fails when the two differ."""
 
 from __future__ import annotations
