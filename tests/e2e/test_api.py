@@ -7,7 +7,7 @@ import tfscale
 
 from .support import workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = {
     "name": "api",

@@ -9,7 +9,7 @@ import pytest
 
 from tfscale.cli import cli
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.system]
 DATA = Path(__file__).resolve().parent.parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [

@@ -14,7 +14,7 @@ from tfscale.suite import parse_suite
 
 from .support import assert_communication_fields, workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 SUPPORT = Path(__file__).resolve().parent / "support"
 
 SUITE = """

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tfscale.cli import cli
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: launched

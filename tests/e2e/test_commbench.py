@@ -10,7 +10,7 @@ from tfscale.store import SCHEMA_VERSION
 
 from .support import workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 
 from .support import tfscale, wait_for, workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: faults

@@ -6,7 +6,7 @@ from tfscale.flops import analytic_flops
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tf]
 
 
 def spec_of(model: str, size: str, **axes):

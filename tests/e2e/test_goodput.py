@@ -15,7 +15,7 @@ from tfscale.analysis import add_scaling
 from tfscale.cli import cli
 from tfscale.store import load_results
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 SUPPORT = Path(__file__).parent / "support"
 
 

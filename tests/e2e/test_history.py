@@ -14,7 +14,7 @@ from tfscale.runhistory import CHANGES, CONFIG, FIGURE, FIRST_RUN, LABEL, MACHIN
 
 from .support import workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = {
     "name": "nightly",

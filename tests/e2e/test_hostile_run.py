@@ -11,7 +11,7 @@ from unit.hostile_strings import MARKUP, hostile
 from tfscale.cli import cli
 from tfscale.untrusted import unsafe_character
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 SUPPORT = Path(__file__).resolve().parent / "support"
 
 

@@ -24,7 +24,7 @@ from tfscale.suite import parse_suite
 
 from .support import workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 SUPPORT = Path(__file__).parent / "support"
 
 QUICK = "{model_size: tiny, batch_size: 16, max_measure_s: 0.4, max_warmup_s: 0.4, telemetry_hz: 0, timeout_s: 180}"

@@ -13,7 +13,7 @@ from tfscale.cli import cli
 
 from .support import workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 CHECK = Path(__file__).resolve().parent / "support" / "model_parallel_check.py"
 
 

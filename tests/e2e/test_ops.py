@@ -7,7 +7,7 @@ import pytest
 from tfscale.cli import cli
 from tfscale.opgroups import GROUP_COLUMNS
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: ops

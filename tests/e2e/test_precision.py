@@ -21,7 +21,7 @@ from tfscale.precision import (
 from tfscale.repeats import covers_spread, run_process_spread
 from tfscale.store import load_results
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 AUTO_SUITE = """
 name: auto

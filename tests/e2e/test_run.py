@@ -17,7 +17,7 @@ from tfscale.store import SCHEMA_VERSION
 
 from .support import assert_communication_fields, workers_left
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 SUPPORT = Path(__file__).resolve().parent / "support"
 
 SUITE = """

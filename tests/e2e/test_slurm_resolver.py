@@ -16,7 +16,7 @@ from tfscale.merge import merge_rank_parts
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 
 
 def spec_of(text):

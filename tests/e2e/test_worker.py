@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 
 
 def test_strategy_registries_agree():
