@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.cli import cli
-from tfscale.launch import local as local_launcher
+from tfscale.launch import tasks as launch_tasks
 from tfscale.planner import expand
 from tfscale.runner import run_config
 from tfscale.suite import parse_suite
@@ -108,7 +108,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
     holder.listen()
     held = holder.getsockname()[1]
     picks = []
-    real_pick = local_launcher.pick_ports
+    real_pick = launch_tasks.pick_ports
 
     def pick(count):  # the first pick hands worker-1 the held port, as if another process took it meanwhile
         ports = real_pick(count)
@@ -117,7 +117,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
         picks.append(ports)
         return ports
 
-    monkeypatch.setattr(local_launcher, "pick_ports", pick)
+    monkeypatch.setattr(launch_tasks, "pick_ports", pick)
     try:
         record = run_config(spec, tmp_path / "run", "r")
     finally:

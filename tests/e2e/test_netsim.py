@@ -20,7 +20,12 @@ from tfscale.netsim.network import (
 from .support import tfscale, wait_for, workers_left
 
 REASON = unavailable_reason()
-pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.system, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.workers,
+    pytest.mark.system,
+    pytest.mark.skipif(REASON is not None, reason=REASON or ""),
+]
 
 # mlp/small: 7.45 MB of gradients, so the 100 mbit link (12.5 MB/s) dominates its all-reduce.
 SUITE = """

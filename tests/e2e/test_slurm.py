@@ -18,7 +18,12 @@ from .support import workers_left
 from .support.slurm_cluster import Cluster, missing
 
 REASON = missing()
-pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.system, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.workers,
+    pytest.mark.system,
+    pytest.mark.skipif(REASON is not None, reason=REASON or ""),
+]
 
 SUITE = """
 name: onslurm

@@ -41,8 +41,8 @@ from tfscale.launch.base import (
     spec_file,
     worker_python,
 )
-from tfscale.launch.local import MAX_ATTEMPTS, RELAUNCH_MARKERS, Watch, pick_ports
 from tfscale.launch.processes import kill_tree, start_worker
+from tfscale.launch.tasks import MAX_ATTEMPTS, RELAUNCH_MARKERS, Watch, pick_ports
 from tfscale.launch.watchdog import ProgressWatch
 from tfscale.spec import RunSpec
 from tfscale.store import read_json
@@ -449,7 +449,7 @@ class SlurmLauncher(Launcher):
 
     def _watch(self, job: Job, start: float) -> ProgressWatch:
         """The startup and stall deadlines of a cluster's trainers (none for one process: timeout_s covers it), as
-        the local launcher's watchdog has them (local.Watch)."""
+        the local launcher's watchdog has them (tasks.Watch)."""
         watch = Watch.of(job.spec)
         trainers = [task for task in job.tasks if task.trainer]
         return ProgressWatch(

@@ -9,7 +9,8 @@ import pytest
 
 from tfscale.contract import cluster_tasks, tf_config
 from tfscale.launch.base import Job
-from tfscale.launch.local import LocalLauncher, cluster_spec, pick_ports
+from tfscale.launch.local import LocalLauncher
+from tfscale.launch.tasks import cluster_spec, pick_ports
 from tfscale.planner import expand
 from tfscale.suite import parse_suite
 

@@ -4,7 +4,7 @@ import pytest
 
 from tfscale.contract import Task, cluster_tasks, node_of
 from tfscale.errors import SuiteError
-from tfscale.launch.local import cluster_spec
+from tfscale.launch.tasks import cluster_spec
 from tfscale.linkrate import parse_rate, tbf_burst_bytes
 from tfscale.netsim.clean import find_stale
 from tfscale.netsim.hosts import placement
