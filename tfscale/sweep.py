@@ -327,7 +327,8 @@ def _launcher(name: str, slurm: SlurmArgs, specs, suite_name: str, echo: Echo):
         if slurm.given():
             raise TfscaleError("--partition, --account, --time-limit and --slurm-arg need --launcher slurm")
         return LAUNCHERS["local"]()
-    from tfscale.launch.slurm import SlurmOptions, unavailable_reason
+    from tfscale.launch.slurm import unavailable_reason
+    from tfscale.launch.srun import SlurmOptions
 
     reason = unavailable_reason()
     if reason:

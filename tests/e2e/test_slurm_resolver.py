@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tfscale.launch.emit import LaunchOptions, emit
-from tfscale.launch.slurm import step_env
+from tfscale.launch.srun import step_env
 from tfscale.merge import merge_rank_parts
 from tfscale.planner import expand
 from tfscale.suite import parse_suite

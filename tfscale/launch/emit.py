@@ -28,7 +28,7 @@ SPEC_ORDER_FILE = "order.json"  # specs/order.json: the config ids in plan order
 class LaunchOptions:
     partition: str | None = None
     account: str | None = None
-    time_limit: str | None = None  # slurm: None: the sum of the steps' timeout_s (slurm.batch_time_limit)
+    time_limit: str | None = None  # slurm: None: the sum of the steps' timeout_s (srun.batch_time_limit)
     port_base: int = contract.DEFAULT_PORT_BASE
     image: str | None = None  # kubernetes: required, an image with tfscale installed (docker/Dockerfile builds one)
     hosts: tuple[str, ...] = ()

@@ -5,7 +5,7 @@ import pytest
 
 from tfscale.errors import TfscaleError
 from tfscale.launch.emit import LaunchOptions
-from tfscale.launch.slurm import SlurmOptions
+from tfscale.launch.srun import SlurmOptions
 
 
 @pytest.mark.parametrize(

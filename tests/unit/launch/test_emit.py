@@ -59,7 +59,7 @@ def test_slurm_script_has_one_job_step_per_config(tmp_path):
     assert "--gpus-per-node" not in text
     steps = [line for line in text.splitlines() if line.startswith("srun ")]
     assert len(steps) == 3
-    # the same srun line as `tfscale run --launcher slurm` (tfscale.launch.slurm.srun_argv), inside the job
+    # the same srun line as `tfscale run --launcher slurm` (tfscale.launch.srun.srun_argv), inside the job
     assert steps[0].startswith("srun --nodes=2 --ntasks=2 --overcommit ")  # MWMS: 2 workers
     assert "--kill-on-bad-exit=1 --time=5 --export=ALL python -m tfscale.worker" in steps[0]
     assert steps[1].startswith("srun --nodes=2 --ntasks=4 ")  # PS: chief + 2 workers + 1 ps

@@ -1,6 +1,6 @@
 """Pure parts of the Slurm launcher: allocation request, step geometry and command, Slurm's reasons."""
 
-from tfscale.launch.slurm import (
+from tfscale.launch.srun import (
     CPUS_ON_NODE_SHELL,
     SlurmOptions,
     allocation_gpu_args,
@@ -140,7 +140,7 @@ def test_slurm_reason_prefers_the_step_state():
 
 
 def test_the_batch_job_s_time_covers_its_steps_one_after_another():
-    from tfscale.launch.slurm import batch_time_limit
+    from tfscale.launch.srun import batch_time_limit
 
     assert batch_time_limit(SPECS) == "0:06:00"  # three steps of 61 s: 2 minutes each
     assert batch_time_limit(SPECS * 25) == "2:30:00"
