@@ -9,12 +9,11 @@ from tfscale.compare import (
     VERDICT_REGRESSION,
     VERDICT_SAME,
     VERDICT_SLOWER,
-    _ranks,
     compare,
     compared_values,
     env_differences,
-    mann_whitney,
 )
+from tfscale.ranktests import _ranks, mann_whitney
 
 
 def test_ranks_average_ties():
@@ -123,7 +122,7 @@ def test_env_differences():
 
 
 def test_hodges_lehmann_shift_and_its_ci_exactly():
-    from tfscale.compare import Shift, hodges_lehmann
+    from tfscale.ranktests import Shift, hodges_lehmann
 
     # differences new_j - base_i = 5 + (j - i): median 5; C = floor(50 - 1.96 x sqrt(175)) = 24; the 24th smallest
     # difference is 5 - 3 and the 24th largest 5 + 3
@@ -133,7 +132,7 @@ def test_hodges_lehmann_shift_and_its_ci_exactly():
 
 
 def test_benjamini_hochberg_q_values_exactly():
-    from tfscale.compare import benjamini_hochberg
+    from tfscale.ranktests import benjamini_hochberg
 
     q = benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
     assert q == pytest.approx([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5])
