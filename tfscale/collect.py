@@ -17,9 +17,10 @@ from tfscale.errors import TfscaleError
 from tfscale.launch.base import Outcome
 from tfscale.launch.emit import SPEC_ORDER_FILE
 from tfscale.launch.jobs import record_fields
+from tfscale.recordcheck import record_problem
 from tfscale.runner import base_record
 from tfscale.spec import RunSpec
-from tfscale.store import RECORDS_FILE, append_record, record_problem, run_dir
+from tfscale.store import RECORDS_FILE, append_record, run_dir
 from tfscale.suite import check_value
 from tfscale.untrusted import NAME_RULE, UntrustedFile, confined, is_name, read_capped, visible
 
