@@ -232,25 +232,17 @@ def run_plan(
         name = contract.process_name(spec.config_id, repeat)
         holder = claim(folder, name)
         if holder is not None:  # another tfscale runs this process of the config on the same run folder
-            outcome.skipped.append(f"{name}: claimed by {holder}")
-            if on_skip is not None:
-                on_skip(f"skipping {name}: another tfscale run of this run folder has it ({holder})")
+            _skipped(outcome, on_skip, name, f"claimed by {holder}", f"has it ({holder})")
             continue
         try:
             record = _run_unless_recorded(spec, repeat, folder, run_id, launcher, recorded)
             if record is None:  # the other tfscale finished it after this one planned it
-                outcome.skipped.append(f"{name}: recorded by another tfscale")
-                if on_skip is not None:
-                    on_skip(f"skipping {name}: another tfscale run of this run folder has recorded it")
+                _skipped(outcome, on_skip, name, "recorded by another tfscale", "has recorded it")
                 continue
             if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
                 _stop_if_disk_full(folder)  # its worker could not write: not the config's failure, the disk's
                 failed.add(spec.config_id)
-            if env is not None and record[m.STATUS] == m.STATUS_OK:
-                record.update(peak_record(spec, env, launcher.name, record_gpu_uuids(record)))
-            fit = fits.get(topology_key(spec))
-            if fit is not None and record[m.STATUS] == m.STATUS_OK:
-                record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
+            _complete(record, spec, env, launcher, fits)
             append_record(folder / RECORDS_FILE, record)
         finally:
             release(folder, name)
@@ -259,6 +251,25 @@ def run_plan(
             on_record(index, record)
     _remove_if_empty(folder / WORK_DIR)
     return outcome
+
+
+def _skipped(outcome: RunResult, on_skip, name: str, why: str, says: str) -> None:
+    """A process another tfscale of the same run folder has, or has recorded: noted, and said where asked."""
+    outcome.skipped.append(f"{name}: {why}")
+    if on_skip is not None:
+        on_skip(f"skipping {name}: another tfscale run of this run folder {says}")
+
+
+def _complete(record: dict[str, Any], spec: RunSpec, env: dict | None, launcher: Launcher, fits: dict) -> None:
+    """What the parent adds to an ok record: the peak FLOP/s of its devices (MFU's denominator) and the commbench
+    model's communication time at its gradient bytes."""
+    if record[m.STATUS] != m.STATUS_OK:
+        return
+    if env is not None:
+        record.update(peak_record(spec, env, launcher.name, record_gpu_uuids(record)))
+    fit = fits.get(topology_key(spec))
+    if fit is not None:
+        record[m.COMM_TIME_MODEL_S] = fit.predict(record[m.GRAD_BYTES])
 
 
 def record_gpu_uuids(record: dict[str, Any]) -> list[str]:
