@@ -31,117 +31,129 @@ SYNC_HOW = "coordinator.join(): every scheduled closure completed"
 
 def trainer(spec: RunSpec, task_name: str) -> Trainer:
     """The chief's coordinator: a step schedules one closure per worker; a window ends with coordinator.join()."""
-    built = build(spec)
-    workers = spec.nodes
-    per_worker_batch = spec.global_batch_size // workers
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(built.strategy)
-    gradients = make_gradients(built.workload, per_worker_batch, spec.jit, loss_scale(spec))
-    replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
+    chief = Chief(spec)
+    # one replica per worker: the coordinator's strategy reports its own view of replicas
+    return Trainer(
+        chief.step,
+        chief.sync,
+        SYNC_HOW,
+        chief.built.workload,
+        chief.built.devices,
+        spec.replicas,
+        collectives=False,
+        start_timing=chief.start_timing,
+        columns=chief.columns,
+    )
 
-    files = source(spec, built.workload, per_worker_batch)
-    # TF gives every ParameterServer worker input pipeline 0 of 1 (each reads all files, in its own shuffled order);
-    # num_replicas_in_sync = workers makes get_per_replica_batch_size(global batch) the per-worker batch.
-    context = tf.distribute.InputContext(1, 0, workers)
 
-    def examples() -> tf.data.Dataset:
-        return synthetic_dataset(built.workload, per_worker_batch, spec.seed) if files is None else files.fn(context)
+class Chief:
+    """The ParameterServer chief's side of the timed loop: its coordinator, the per-worker datasets, the closures
+    scheduled (each returns its loss and its position in its worker's iterator) and the record columns."""
 
-    def dataset_fn():
+    def __init__(self, spec: RunSpec) -> None:
+        self.spec = spec
+        self.built = built = build(spec)
+        self.workers = workers = spec.nodes
+        self.per_worker_batch = spec.global_batch_size // workers
+        self.coordinator = tf.distribute.coordinator.ClusterCoordinator(built.strategy)
+        gradients = make_gradients(built.workload, self.per_worker_batch, spec.jit, loss_scale(spec))
+        replica_step = make_replica_step(gradients, built.optimizer, built.workload.model.trainable_variables)
+        self.files = source(spec, built.workload, self.per_worker_batch)
+        # TF gives every ParameterServer worker input pipeline 0 of 1 (each reads all files, in its own shuffled
+        # order); num_replicas_in_sync = workers makes get_per_replica_batch_size(global batch) the per-worker batch.
+        self.context = tf.distribute.InputContext(1, 0, workers)
+
+        @tf.function
+        def worker_step(per_worker_iterator):
+            (x, y), position = next(per_worker_iterator)
+            return built.strategy.run(replica_step, args=(x, y)), position
+
+        @tf.function
+        def iterator_ready(per_worker_iterator):
+            # Reads nothing: a closure resolves its arguments on its worker first, so this one waits until the
+            # iterator exists there (create_per_worker_dataset builds it asynchronously, cluster_coordinator.py:
+            # Closure.execute_on -> _maybe_rebuild_remote_values), keeping that out of the first timed window.
+            del per_worker_iterator
+            return tf.constant(0)
+
+        @tf.function
+        def memory_step(per_worker_iterator):
+            x, y = next(per_worker_iterator)
+            return built.strategy.run(replica_step, args=(x, y))
+
+        self.worker_step, self.iterator_ready, self.memory_step = worker_step, iterator_ready, memory_step
+        self.iterator = iter(self.coordinator.create_per_worker_dataset(self.dataset_fn))
+        self.values: list = []
+
+    def examples(self) -> tf.data.Dataset:
+        if self.files is None:
+            return synthetic_dataset(self.built.workload, self.per_worker_batch, self.spec.seed)
+        return self.files.fn(self.context)
+
+    def dataset_fn(self):
         # Each element carries its position in the worker's own iterator: see merge.counts_from_positions.
-        return tf.data.Dataset.zip((examples(), tf.data.Dataset.counter()))
+        return tf.data.Dataset.zip((self.examples(), tf.data.Dataset.counter()))
 
-    @tf.function
-    def worker_step(per_worker_iterator):
-        (x, y), position = next(per_worker_iterator)
-        return built.strategy.run(replica_step, args=(x, y)), position
+    def step(self) -> None:
+        self.values += [self.coordinator.schedule(self.worker_step, args=(self.iterator,)) for _ in range(self.workers)]
 
-    state = {"iterator": iter(coordinator.create_per_worker_dataset(dataset_fn)), "values": []}
+    def sync(self, _) -> None:
+        self.coordinator.join()  # raises if a closure failed
 
-    def step() -> None:
-        state["values"] += [coordinator.schedule(worker_step, args=(state["iterator"],)) for _ in range(workers)]
+    def start_timing(self) -> None:
+        self.iterator = iter(self.coordinator.create_per_worker_dataset(self.dataset_fn))  # positions restart at 0
+        self.values = []
+        for _ in range(self.workers):  # idle workers each take one: each waits for its own iterator
+            self.coordinator.schedule(self.iterator_ready, args=(self.iterator,))
+        self.coordinator.join()
 
-    def sync(_) -> None:
-        coordinator.join()  # raises if a closure failed
-
-    @tf.function
-    def iterator_ready(per_worker_iterator):
-        # Reads nothing: a closure resolves its arguments on its worker first, so this one waits until the
-        # iterator exists there (create_per_worker_dataset builds it asynchronously, cluster_coordinator.py:
-        # Closure.execute_on -> _maybe_rebuild_remote_values), keeping that out of the first timed window.
-        del per_worker_iterator
-        return tf.constant(0)
-
-    def start_timing() -> None:
-        state["iterator"] = iter(coordinator.create_per_worker_dataset(dataset_fn))  # positions restart at 0
-        state["values"] = []
-        for _ in range(workers):  # idle workers each take one: each waits for its own iterator
-            coordinator.schedule(iterator_ready, args=(state["iterator"],))
-        coordinator.join()
-
-    def columns(loop: LoopResult) -> dict[str, Any]:
+    def columns(self, loop: LoopResult) -> dict[str, Any]:
         # Fetched once after the last window: fetching after every window slowed the following windows here
         # (16.1 vs 13.6 ms per step, mlp/tiny with 2 workers; the counter itself cost nothing measurable).
-        values = state["values"]
-        positions = [int(v.fetch()[1]) for v in values]
-        expected = loop.timed_steps * workers
+        positions = [int(v.fetch()[1]) for v in self.values]
+        expected = loop.timed_steps * self.workers
         if len(positions) != expected:
             raise RuntimeError(f"ParameterServer: {len(positions)} of {expected} scheduled steps completed")
-        counts = counts_from_positions(positions, workers)
+        counts = counts_from_positions(positions, self.workers)
         timed_s = sum(loop.samples_s) * loop.window_steps
-        windows = len(loop.samples_s)
-        timing = (
-            f"time.perf_counter over {windows} windows, each scheduling {loop.window_steps} x {workers} "
-            "closures (one per worker per step) on the ClusterCoordinator and ended by coordinator.join(); "
-            f"{len(positions)} completed closures counted; {loop.warmup_steps} warm-up round(s) untimed "
-            f"({loop.warmup_stop}); stopped: {loop.measure_stop}; "
+        extra = parameter_server_ranks(counts, self.per_worker_batch, timed_s)
+        extra |= {m.TIMING: self.timing_text(loop, len(positions)), m.FINAL_LOSS: float(self.values[-1].fetch()[0])}
+        if self.files is None:
+            extra[m.DATA_SOURCE] = SOURCE_SYNTHETIC
+        else:
+            extra |= self.files.columns
+            if self.files.measured:
+                extra |= self.input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
+        if self.spec.comm_breakdown:
+            extra |= pull_and_push(self.coordinator, self.built, self.workers, self.spec.comm_steps)
+        return extra
+
+    def timing_text(self, loop: LoopResult, completed: int) -> str:
+        return (
+            f"time.perf_counter over {len(loop.samples_s)} windows, each scheduling {loop.window_steps} x "
+            f"{self.workers} closures (one per worker per step) on the ClusterCoordinator and ended by "
+            f"coordinator.join(); {completed} completed closures counted; {loop.warmup_steps} warm-up round(s) "
+            f"untimed ({loop.warmup_stop}); stopped: {loop.measure_stop}; "
             "throughput = examples completed by all workers / timed seconds; rank_* are per-worker step counts "
             "recovered from per-worker iterator positions, largest first (not tied to task indices)"
         )
-        extra = parameter_server_ranks(counts, per_worker_batch, timed_s)
-        extra |= {m.TIMING: timing, m.FINAL_LOSS: float(values[-1].fetch()[0])}
-        if files is None:
-            extra[m.DATA_SOURCE] = SOURCE_SYNTHETIC
-        else:
-            extra |= files.columns
-            if files.measured:
-                extra |= input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
-        if spec.comm_breakdown:
-            extra |= pull_and_push(coordinator, built, workers, spec.comm_steps)
-        return extra
 
-    def input_figures(loop: LoopResult, throughput: float) -> dict[str, Any]:
+    def input_figures(self, loop: LoopResult, throughput: float) -> dict[str, Any]:
         """tfscale.inputs' figures: rounds fed one pipeline batch held in memory on every worker, beside the timed
         ones; the pipeline alone drained on the chief (one worker's pipeline, times the workers)."""
-        memory = iter(coordinator.create_per_worker_dataset(lambda: files.in_memory(context)))
+        files, workers = self.files, self.workers
+        memory = iter(self.coordinator.create_per_worker_dataset(lambda: files.in_memory(self.context)))
 
         def memory_round() -> None:
             for _ in range(workers):
-                coordinator.schedule(memory_step, args=(memory,))
+                self.coordinator.schedule(self.memory_step, args=(memory,))
 
-        samples, one_worker = time_input(memory_round, sync, loop, files.fn(context), per_worker_batch)
+        samples, one_worker = time_input(memory_round, self.sync, loop, files.fn(self.context), self.per_worker_batch)
         found = input_columns(loop.samples_s, samples, one_worker * workers, throughput, loop.window_steps)
         found[m.INPUT_PIPELINE] = files.columns[m.INPUT_PIPELINE] + (
             f"; input_throughput_examples_per_s: one worker's pipeline drained on the chief, x {workers} workers"
         )
         return found
-
-    @tf.function
-    def memory_step(per_worker_iterator):
-        x, y = next(per_worker_iterator)
-        return built.strategy.run(replica_step, args=(x, y))
-
-    # one replica per worker: the coordinator's strategy reports its own view of replicas
-    return Trainer(
-        step,
-        sync,
-        SYNC_HOW,
-        built.workload,
-        built.devices,
-        spec.replicas,
-        collectives=False,
-        start_timing=start_timing,
-        columns=columns,
-    )
 
 
 PULL_PUSH_METHOD = (
