@@ -78,57 +78,33 @@ def build(spec: RunSpec) -> Built:
 
 
 def trainer(spec: RunSpec, task_name: str) -> Trainer:
-    from tfscale.worker.data import synthetic_dataset
-    from tfscale.worker.input import SOURCE_SYNTHETIC, source
+    from tfscale.worker.input import SOURCE_SYNTHETIC
     from tfscale.worker.loop import build_train_step, host_sync, loss_scale, make_gradients, make_replica_step
     from tfscale.worker.strategies import collective_implementation
 
     built = build(spec)
     global_batch = spec.global_batch_size
     replicas = built.strategy.num_replicas_in_sync
-    files = source(spec, built.workload, global_batch // replicas)
-    if files is None:
-        synthetic = synthetic_dataset(built.workload, global_batch, spec.seed)
-        dataset = built.strategy.experimental_distribute_dataset(synthetic)
-    else:
-        dataset = files.distributed(built.strategy)
-        report_progress("input pipeline ready")
+    files, dataset = distributed_input(spec, built, replicas)
     gradients = make_gradients(built.workload, global_batch, spec.jit, loss_scale(spec))
     variables = built.workload.model.trainable_variables
     iterator = iter(dataset)
     sync, how = host_sync(spec.device, multi_worker=spec.cluster)
     replica_step = make_replica_step(gradients, built.optimizer, variables)
-    noise = schedule = None
-    if spec.grad_noise:
-        from tfscale.goodput import ProbeSchedule
-        from tfscale.worker import noise as probe
-
-        schedule = ProbeSchedule(spec.grad_noise_every)
-        if replicas == 1:  # no all-reduce to read around: the step's two halves stand for two replicas
-            noise = probe.NoiseAccumulator(2, global_batch)
-            probed = probe.make_halves_replica_step(gradients, built.optimizer, variables)
-        else:
-            noise = probe.NoiseAccumulator(replicas, global_batch)
-            probed = probe.make_probed_replica_step(
-                gradients, built.optimizer, variables, probe.NoiseProbe(built.optimizer)
-            )
+    probe = NoiseProbing.of(spec, built, gradients, replicas) if spec.grad_noise else None
 
     def make_step(batches) -> Callable[[], Any]:
         """The timed step on an iterator (the in-memory input measurement builds a second one the same way)."""
         plain = build_train_step(built.strategy, replica_step, batches)
-        if noise is None:
-            return plain
-        return probe.scheduled_step(
-            schedule, probe.build_probed_train_step(built.strategy, probed, batches, noise), plain
-        )
+        return plain if probe is None else probe.step(built.strategy, batches, plain)
 
     implementation = {m.COLLECTIVE_IMPLEMENTATION: collective_implementation(built.strategy)} if spec.cluster else {}
     implementation |= {m.DATA_SOURCE: SOURCE_SYNTHETIC} if files is None else files.columns
 
     def columns(loop) -> dict[str, Any]:
         found = dict(implementation)
-        if noise is not None:
-            found |= noise_columns(noise, halves=replicas == 1, every=spec.grad_noise_every, loop=loop)
+        if probe is not None:
+            found |= noise_columns(probe.noise, halves=replicas == 1, every=spec.grad_noise_every, loop=loop)
         if files is not None and files.measured:
             found |= input_figures(built, files, make_step, sync, loop)
         if not spec.comm_breakdown or replicas < 2:
@@ -146,9 +122,57 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
         replicas,
         columns=columns,
         agree=elementwise_max(built.strategy) if spec.cluster else None,
-        start_timing=None if noise is None else noise.start,
-        after_window=None if noise is None else noise.after_window,
+        start_timing=None if probe is None else probe.noise.start,
+        after_window=None if probe is None else probe.noise.after_window,
     )
+
+
+def distributed_input(spec: RunSpec, built, replicas: int):
+    """(the files source or None, the dataset distributed over the strategy's replicas): one synthetic batch, or the
+    pipeline reading the config's files."""
+    from tfscale.worker.data import synthetic_dataset
+    from tfscale.worker.input import source
+
+    files = source(spec, built.workload, spec.global_batch_size // replicas)
+    if files is None:
+        synthetic = synthetic_dataset(built.workload, spec.global_batch_size, spec.seed)
+        return None, built.strategy.experimental_distribute_dataset(synthetic)
+    dataset = files.distributed(built.strategy)
+    report_progress("input pipeline ready")
+    return files, dataset
+
+
+@dataclass
+class NoiseProbing:
+    """grad_noise: true: the noise scale read in the step every grad_noise_every steps (tfscale.worker.noise)."""
+
+    noise: Any  # noise.NoiseAccumulator
+    schedule: Any  # goodput.ProbeSchedule
+    probed: Any  # the probed replica step
+
+    @classmethod
+    def of(cls, spec: RunSpec, built, gradients, replicas: int) -> NoiseProbing:
+        from tfscale.goodput import ProbeSchedule
+        from tfscale.worker import noise as probe
+
+        variables = built.workload.model.trainable_variables
+        if replicas == 1:  # no all-reduce to read around: the step's two halves stand for two replicas
+            noise = probe.NoiseAccumulator(2, spec.global_batch_size)
+            probed = probe.make_halves_replica_step(gradients, built.optimizer, variables)
+        else:
+            noise = probe.NoiseAccumulator(replicas, spec.global_batch_size)
+            probed = probe.make_probed_replica_step(
+                gradients, built.optimizer, variables, probe.NoiseProbe(built.optimizer)
+            )
+        return cls(noise, ProbeSchedule(spec.grad_noise_every), probed)
+
+    def step(self, strategy, batches, plain: Callable[[], Any]) -> Callable[[], Any]:
+        """The plain step, and the probed one on the schedule's steps."""
+        from tfscale.worker import noise as probe
+
+        return probe.scheduled_step(
+            self.schedule, probe.build_probed_train_step(strategy, self.probed, batches, self.noise), plain
+        )
 
 
 def elementwise_max(strategy) -> Callable[[list[float]], list[float]]:
