@@ -220,6 +220,33 @@ def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> 
             return window, ran, WARMUP_FIXED if fixed_warmup else WARMUP_STEADY
 
 
+class _Stop:
+    """After each timed window: whether to take another (fixed steps: until they are done; auto: until
+    tfscale.precision.stop_reason says stop, checked when check_due, every rank of a cluster agreeing), and why the
+    windows stopped."""
+
+    def __init__(self, plan: Plan, window: int, windows: int | None, agree: Agree, progress, after_window) -> None:
+        self.plan, self.window, self.windows = plan, window, windows
+        self.agree, self.progress, self.after_window = agree, progress, after_window
+        self.why = STOP_FIXED if windows is not None else ""
+
+    def more(self, samples: list[float]) -> bool:
+        if self.after_window is not None:  # outside the timed span, like the rest of the loop
+            self.after_window()
+        if self.windows is not None:
+            self.progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}/{self.windows}")
+            return True
+        self.progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}")
+        if not check_due(len(samples)):
+            return True
+        why = stop_reason(samples, sum(samples) * self.window, self.plan.target_ci, self.plan.max_measure_s)
+        (carry_on,) = self.agree([float(why is None)])
+        if carry_on:
+            return True
+        self.why = why or STOP_TARGET  # another rank wanted more windows until now: this one's target
+        return False
+
+
 def run_timed_loop(
     train_step: Callable[[], tf.Tensor],
     *,
@@ -245,30 +272,13 @@ def run_timed_loop(
     progress(PHASE_TIMING, force=True)  # the telemetry's timed samples start here (not after window 1)
     fixed = not is_auto(plan.steps)
     windows = max(1, int(plan.steps) // window) if fixed else None
-    stop = {"why": STOP_FIXED if fixed else ""}
-
-    def more(samples: list[float]) -> bool:
-        if after_window is not None:  # outside the timed span, like the rest of this function
-            after_window()
-        if fixed:
-            progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}/{windows}")
-            return True
-        progress(f"{WINDOW_PHASE_PREFIX}{len(samples)}")
-        if not check_due(len(samples)):
-            return True
-        why = stop_reason(samples, sum(samples) * window, plan.target_ci, plan.max_measure_s)
-        (carry_on,) = agree([float(why is None)])
-        if carry_on:
-            return True
-        stop["why"] = why or STOP_TARGET  # another rank wanted more windows until now: this one's target
-        return False
-
-    timed = time_calls(train_step, sync, samples=windows, per_sample=window, more=more)
+    stop = _Stop(plan, window, windows, agree, progress, after_window)
+    timed = time_calls(train_step, sync, samples=windows, per_sample=window, more=stop.more)
     progress(PHASE_TIMED, force=True)  # what runs after (breakdown, profile) is not timed-window telemetry
     samples = timed.samples_s
     timing = (
         f"time.perf_counter over {len(samples)} windows of {window} step(s), each ended by a host sync "
-        f"({how}); {warmup_ran} warm-up step(s) untimed ({warmup_stop}); stopped: {stop['why']}"
+        f"({how}); {warmup_ran} warm-up step(s) untimed ({warmup_stop}); stopped: {stop.why}"
     )
     return LoopResult(
         first.samples_s[0],
@@ -279,5 +289,5 @@ def run_timed_loop(
         timing,
         warmup_steps=warmup_ran,
         warmup_stop=warmup_stop,
-        measure_stop=stop["why"],
+        measure_stop=stop.why,
     )
