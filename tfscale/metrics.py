@@ -73,7 +73,7 @@ GRAD_BYTES = "grad_bytes"  # bytes of one full set of gradients (trainable varia
 GRAD_NOISE_METHOD = "grad_noise_method"  # how grad_noise_scale was estimated, in words
 GRAD_NOISE_SCALE = "grad_noise_scale"  # examples, B_simple = tr(Sigma)/|G|^2 of the probed steps; empty if |G|^2 <= 0
 GRAD_NOISE_SCALE_CI95_HIGH = "grad_noise_scale_ci95_high"  # examples, 95 % CI; empty with the low end set: unbounded
-GRAD_NOISE_SCALE_CI95_LOW = "grad_noise_scale_ci95_low"  # examples, 95 % CI (bootstrap), empty below 8 windows
+GRAD_NOISE_SCALE_CI95_LOW = "grad_noise_scale_ci95_low"  # examples, 95 % CI (Fieller), empty below 8 windows
 HOST = "host"  # host name the worker ran on
 HOST_CPU_UTIL_MEAN_PCT = "host_cpu_util_mean_pct"  # %, mean system-wide CPU use (psutil) over the samples
 HOST_RSS_PEAK_BYTES = "host_rss_peak_bytes"  # bytes, worker process peak resident set (VmHWM)

@@ -9,7 +9,7 @@ Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.unc
    the windows stop at +-2 % (precision.stop_reason: optional stopping; the level shifts there stay 20 windows,
    about as long as the stopped measurement); and the stated CI of stopped windows in a run as the quickstart's
    `repeats: auto` makes it (17 configs, 6 in two processes; tfscale.repeats.combine_all pools their spread and
-   every CI covers it).
+   every CI covers it); and the gradient noise scale's CI (goodput.NoiseScale.of) over simulated probe windows.
 2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
    Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
    processes); for each run and config, whether the interval tfscale states (load_results, analyze) of the median
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from tfscale import metrics as m
+from tfscale.goodput import NoiseScale
 from tfscale.precision import stop_reason
 from tfscale.repeats import combine_all
 from tfscale.stats import StepStats
@@ -151,6 +152,42 @@ def simulated(trials: int) -> None:
         print(f"{source:14s} {'in a run':>8s} {hits / total:10.3f} {'':>10s} ({runs} runs of {RUN_CONFIGS} configs)")
 
 
+NOISE_TRUE = 1400.0  # the simulated noise scale: tr(Sigma) / |G|^2 of the per-step estimates below
+
+
+def noise_windows(n: int, steps: int, rho: float, rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    """n windows' sums of `steps` probed steps each: per step |G|^2 ~ N(1, 2^2) and tr(Sigma) ~ N(1400, 1500^2),
+    both levels wandering together between windows (AR(1) `rho`, sd 30 %: the true ratio stays 1,400)."""
+    level, grad_sq, trace = 0.0, [], []
+    for _ in range(n):
+        level = rho * level + math.sqrt(1 - rho**2) * rng.standard_normal()
+        scale = 1 + 0.3 * level
+        grad_sq.append(float(rng.normal(scale, 2.0, steps).sum()))
+        trace.append(float(rng.normal(NOISE_TRUE * scale, 1500.0, steps).sum()))
+    return grad_sq, trace
+
+
+def noise_scale(trials: int) -> None:
+    """The noise scale's 95 % CI (goodput.NoiseScale.of, Fieller) over windows of a simulated probe: the share that
+    holds the true value (an unbounded end holds everything beyond it; no CI at all is not counted)."""
+    rng = np.random.default_rng(20261206)
+    print(f"\ngradient noise scale, {trials} trials each: share of 95 % CIs that contain the true value")
+    for steps in (1, 3):
+        for rho in (0.0, 0.5):
+            cells = []
+            for n in (8, 15, 40):
+                hits = total = unbounded = 0
+                for _ in range(trials):
+                    scale = NoiseScale.of(*noise_windows(n, steps, rho, rng))
+                    if scale.low is None:
+                        continue
+                    total += 1
+                    unbounded += scale.high is None
+                    hits += scale.low <= NOISE_TRUE <= (scale.high if scale.high is not None else math.inf)
+                cells.append(f"{n} windows {hits / max(total, 1):.3f} ({unbounded} unbounded)")
+            print(f"{steps} probed step(s) a window, level AR(1) {rho}: " + "; ".join(cells))
+
+
 def coverage_suite(only: str | None) -> dict:
     """The quickstart's 1- and 2-device OneDevice and Mirrored configs with its settings and repeats (some in two
     processes: the run's process spread comes from them, as in the quickstart)."""
@@ -255,6 +292,7 @@ def main() -> int:
         report_coverage(Path(args.kept))
         return 0
     simulated(args.trials)
+    noise_scale(max(args.trials // 2, 100))
     if args.processes:
         processes(args.processes, args.only, args.keep)
     return 0

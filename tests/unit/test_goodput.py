@@ -3,6 +3,7 @@ analysis' goodput columns; the planner's grad_noise and task rules."""
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -10,8 +11,17 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, critical_batches
 from tfscale.axes import GRAD_NOISE_EVERY
 from tfscale.errors import SuiteError
-from tfscale.goodput import MIN_CI_WINDOWS, Goodput, NoiseScale, ProbeSchedule, statistical_efficiency, step_estimates
+from tfscale.goodput import (
+    MIN_CI_WINDOWS,
+    Goodput,
+    NoiseScale,
+    ProbeSchedule,
+    fieller,
+    statistical_efficiency,
+    step_estimates,
+)
 from tfscale.planner import expand
+from tfscale.stats import t_975
 from tfscale.suite import parse_suite
 
 
@@ -24,11 +34,30 @@ def test_step_estimates_are_mccandlish_s_two_batch_formulas():
         step_estimates(1.0, 1.0, 8, 8)
 
 
-def test_the_noise_scale_is_the_ratio_of_sums_with_a_bootstrap_ci():
+def test_the_noise_scale_is_the_ratio_of_sums_with_fieller_s_ci():
     scale = NoiseScale.of([4.0] * 8, [60.0, 68.0, 64.0, 64.0] * 2)
     assert scale.value == 16.0  # 512 / 32
     assert scale.windows == 8 and scale.note == ""
-    assert 15.0 <= scale.low <= 16.0 <= scale.high <= 17.0
+    # |G|^2 does not vary: Fieller's set is 16 +- t_975(7) x sd(tr) / sqrt(8) / 4, sd^2 = 64 / 7
+    half = t_975(7) * math.sqrt(64 / 7 / 8) / 4
+    assert (scale.low, scale.high) == (pytest.approx(16 - half, rel=1e-12), pytest.approx(16 + half, rel=1e-12))
+    assert type(scale.low) is float and type(scale.high) is float  # what a record stores as JSON
+
+
+def test_fieller_s_interval_by_its_quadratic():
+    g, t = np.array([3.0, 2.5, 0.4, 1.2, 1.1, 0.3, 0.5, 0.6]), np.array([100.0, 50, 80, 20, 10, 30, 40, 60])
+    low, high = fieller(t, g)
+    q = t_975(7) ** 2
+    for r in (low, high):  # each end solves (mean t - r mean g)^2 = q Var(mean t - r mean g)
+        var = (np.var(t, ddof=1) - 2 * r * np.cov(t, g, ddof=1)[0, 1] + r * r * np.var(g, ddof=1)) / 8
+        assert (t.mean() - r * g.mean()) ** 2 == pytest.approx(q * var, rel=1e-9)
+    assert low < t.sum() / g.sum() < high
+
+
+def test_every_noise_scale_fits_where_grad_sq_and_trace_are_both_noise():
+    scale = NoiseScale.of([1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -0.9], [5.0, -5.0, 4.0, -4.0, 3.0, -3.0, 2.0, -1.0])
+    assert (scale.low, scale.high) == (None, None)
+    assert scale.note == "no CI: |G|^2 is not resolved from 0 (every noise scale fits)"
 
 
 def test_the_noise_scale_has_no_ci_below_8_windows():
@@ -47,11 +76,11 @@ def test_a_noise_scale_whose_summed_grad_sq_is_not_positive_is_not_measured():
 
 
 def test_an_unresolved_grad_sq_leaves_the_upper_end_unbounded():
-    # |G|^2 summed is positive (325 = 390 / 1.2) but a quarter or so of the resamples sum to <= 0
+    # |G|^2 summed is positive (325 = 390 / 1.2) but not resolved from 0: the set is the ray above its lower end
     scale = NoiseScale.of([3, -2.5, -0.4, 0.2, 0.1, -0.3, 0.5, 0.6], [100, 50, 80, 20, 10, 30, 40, 60])
     assert scale.value == pytest.approx(325.0)
     assert scale.low is not None and scale.low < scale.value and scale.high is None
-    assert scale.note == "the CI's upper end is unbounded: |G|^2 is not resolved from 0 in the resamples"
+    assert scale.note == "the CI's upper end is unbounded: |G|^2 is not resolved from 0"
 
 
 def test_the_probe_runs_in_one_step_of_every_n_counted_over_all_steps():

@@ -232,7 +232,7 @@ NOISE_METHOD = (
     "unbiased two-batch estimates from {small_batches} (batch {small}) and {big_batch} (batch {big}), read in "
     "{probed} of {timed} timed steps ({which})"
 )
-NOISE_CI = "95 % CI: bootstrap over the {windows} timing windows that held one"
+NOISE_CI = "95 % CI: Fieller's, for a ratio of means over the {windows} timing windows that held one"
 NOISE_SMALL = {
     "replicas": ("every replica's squared gradient norm before the optimizer's all-reduce", "the all-reduced one's"),
     "halves": ("the squared gradient norms of the step's two half batches", "their sum's"),
