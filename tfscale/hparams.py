@@ -21,7 +21,6 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale.axes import AXES
 from tfscale.errors import TfscaleError
-from tfscale.records_doc import meanings
 from tfscale.untrusted import is_name
 
 # The figures of a config that become metrics (their descriptions: tfscale/metrics.py).
@@ -113,7 +112,7 @@ def write_hparams(frame, out: str | Path) -> int:
     hp = tb.hp
     out = Path(out)
     columns = hparam_columns(frame)
-    meaning = meanings()
+    meaning = {name: column.meaning for name, column in m.COLUMNS.items()}
     hparams = {
         name: hp.HParam(name, hp.Discrete(_domain(frame[name])), description=_description(name, meaning))
         for name in columns

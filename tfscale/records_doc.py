@@ -1,16 +1,13 @@
-"""docs/records.md, generated from tfscale/metrics.py (names, units and meanings) and tfscale/axes/ (what each
-axis of a config means): `python -m tfscale.records_doc > docs/records.md`. A test fails when the two differ."""
+"""docs/records.md, generated from the column registry (tfscale.metrics.COLUMNS: names, kinds, units and meanings)
+and tfscale/axes/ (what each axis of a config means): `python -m tfscale.records_doc > docs/records.md`. A test
+fails when the two differ."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from tfscale.axes import AXES, SETTINGS
-from tfscale.metrics import DERIVED_RENAMED
+from tfscale.metrics import COLUMNS, DERIVED, DERIVED_RENAMED, LAYOUT_TABLE, PREDICT, STORED, columns_of
 from tfscale.store import RENAMED
 
-ENTRY = re.compile(r'^[A-Z0-9_]+ = "([a-z0-9_]+)"\s*(?:#\s*(.*))?$')
 HEADER = """# Records
 
 One JSON line per worker process in `results/<suite>/<run_id>/records.jsonl` (one per config, or `repeats` per
@@ -21,40 +18,29 @@ not apply are `null` (empty), never 0. Generated from `tfscale/metrics.py`: do n
 """
 
 
-def entries(block: str) -> list[tuple[str, str]]:
-    """(column, meaning) of each `NAME = "column"  # meaning` line of a metrics.py block."""
-    found = []
-    for line in block.splitlines():
-        match = ENTRY.match(line.strip())
-        if match:
-            found.append((match.group(1), (match.group(2) or "").strip()))
-    return found
+def entries(group: str) -> list[tuple[str, str]]:
+    """(column, meaning) of each column of one group, in the registry's order."""
+    return [(c.name, c.meaning) for c in columns_of(group)]
 
 
 def meanings() -> dict[str, str]:
-    """column -> its unit and meaning, as tfscale/metrics.py states them (what docs/records.md shows)."""
-    source = Path(__file__).with_name("metrics.py").read_text(encoding="utf-8")
-    return dict(entries(source))
+    """column -> its unit and meaning, as the registry states them (what docs/records.md shows)."""
+    return {name: c.meaning for name, c in COLUMNS.items()}
 
 
-def render(metrics_source: str | None = None) -> str:
-    source = metrics_source or (Path(__file__).with_name("metrics.py")).read_text(encoding="utf-8")
-    stored = source.split("# --- stored", 1)[1].split("# --- derived", 1)[0]
-    derived = source.split("# --- derived", 1)[1].split("\n\n", 1)[0]
-    predicted = source.split("# --- tfscale predict", 1)[1].split("\n\n", 1)[0]
-    layout = source.split("# --- the report's layout table", 1)[1].split("\n\n", 1)[0]
+def render() -> str:
     axes = {name: axis.help for name, axis in {**AXES, **SETTINGS}.items()}
     lines = [HEADER, "## Stored in every record", "", "| column | unit, meaning |", "|---|---|"]
-    for column, meaning in entries(stored):
+    for column, meaning in entries(STORED):
         if not meaning and column in axes:
             meaning = f"axis: {axes[column]}"
         lines.append(f"| `{column}` | {meaning.replace('|', '&#124;')} |")
     lines += ["", "## Derived by the analysis (never stored)", "", "| column | unit, meaning |", "|---|---|"]
-    lines += [f"| `{column}` | {meaning.replace('|', '&#124;')} |" for column, meaning in entries(derived)]
+    lines += [f"| `{column}` | {meaning.replace('|', '&#124;')} |" for column, meaning in entries(DERIVED)]
     lines += ["", "## Columns of `tfscale predict`'s table (not in records)", "", "| column | unit, meaning |"]
-    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(predicted))]
+    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(PREDICT))]
     lines += ["", "## Columns of the report's layout table (not in records)", "", "| column | unit, meaning |"]
-    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(layout))]
+    lines += ["|---|---|", *(f"| `{column}` | {meaning} |" for column, meaning in entries(LAYOUT_TABLE))]
     lines += [
         "",
         "## Renamed columns",
