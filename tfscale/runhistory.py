@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from tfscale import metrics as m
-from tfscale.analysis import analyze, layout_label
+from tfscale.analysis import analyze, layout_label, throughput_interval
 from tfscale.axes import SETTINGS
 from tfscale.changepoints import METHOD, MIN_RUN, Point, find_steps
 from tfscale.compare import MACHINE_KEYS, env_differences, machine
@@ -48,10 +48,16 @@ class Figure:
     high: str | None
     higher_is_better: bool
 
+    def interval(self, row: pd.Series) -> tuple[float | None, float | None]:
+        """The figure's 95 % CI in a record; throughput's from the step time's (analysis.throughput_interval)."""
+        if self.column == m.THROUGHPUT_EXAMPLES_PER_S:
+            low, high = throughput_interval(row)
+            return _number(low), _number(high)
+        return (_number(row.get(self.low)) if self.low else None, _number(row.get(self.high)) if self.high else None)
 
-THROUGHPUT_CI95_LOW, THROUGHPUT_CI95_HIGH = "_throughput_low", "_throughput_high"  # from the step time's CI
+
 FIGURES = (
-    Figure(m.THROUGHPUT_EXAMPLES_PER_S, "throughput", THROUGHPUT_CI95_LOW, THROUGHPUT_CI95_HIGH, True),
+    Figure(m.THROUGHPUT_EXAMPLES_PER_S, "throughput", None, None, True),
     Figure(m.SCALING_EFFICIENCY, "efficiency", m.SCALING_EFFICIENCY_CI95_LOW, m.SCALING_EFFICIENCY_CI95_HIGH, True),
     Figure(
         m.COMM_TIME_EXPOSED_S, "exposed comm", m.COMM_TIME_EXPOSED_CI95_LOW_S, m.COMM_TIME_EXPOSED_CI95_HIGH_S, False
@@ -137,7 +143,7 @@ def code_digest() -> str:
 
 def figure_rows(frame: pd.DataFrame) -> list[dict]:
     """One row per ok config and headline figure it has: config id and text, figure, value, its 95 % CI."""
-    ok = _with_throughput_ci(frame[frame[m.STATUS] == m.STATUS_OK])
+    ok = frame[frame[m.STATUS] == m.STATUS_OK]
     rows = []
     for _, row in ok.iterrows():
         text = config_text(row)
@@ -145,8 +151,7 @@ def figure_rows(frame: pd.DataFrame) -> list[dict]:
             value = _number(row.get(figure.column))
             if value is None:
                 continue
-            low = _number(row.get(figure.low)) if figure.low else None
-            high = _number(row.get(figure.high)) if figure.high else None
+            low, high = figure.interval(row)
             rows.append(
                 {m.CONFIG_ID: row[m.CONFIG_ID], CONFIG: text, FIGURE: figure.label}
                 | {VALUE: value, LOW: low, HIGH: high}
@@ -162,7 +167,7 @@ def run_figures(folder: Path) -> RunFigures:
     digest = hashlib.sha256(records.read_bytes()).hexdigest()
     cached = read_json(folder / FIGURES_FILE)
     key = {"cache_version": CACHE_VERSION, "code": code_digest(), "records_sha256": digest}
-    if isinstance(cached, dict) and all(cached.get(k) == v for k, v in key.items()):
+    if isinstance(cached, dict) and all(cached.get(k) == v for k, v in key.items()) and _kept_ok(cached):
         return RunFigures(cached["started_at"], cached["rows"])
     frame = analyze(load_results(records))
     found = RunFigures(_text(frame[m.STARTED_AT].dropna().min()), figure_rows(frame))
@@ -171,16 +176,26 @@ def run_figures(folder: Path) -> RunFigures:
     return found
 
 
+ROW_KEYS = {m.CONFIG_ID: str, CONFIG: str, FIGURE: str, VALUE: float}
+
+
+def _kept_ok(cached: dict) -> bool:
+    """Whether a figures.json holds what this code writes (a damaged or foreign one is analysed again)."""
+    rows = cached.get("rows")
+    if not isinstance(cached.get("started_at"), str) or not isinstance(rows, list):
+        return False
+    figures = {figure.label for figure in FIGURES}
+    return all(
+        isinstance(row, dict)
+        and all(isinstance(row.get(k), kind) for k, kind in ROW_KEYS.items())
+        and row[FIGURE] in figures
+        and all(row.get(k) is None or isinstance(row.get(k), float) for k in (LOW, HIGH))
+        for row in rows
+    )
+
+
 def _text(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
-
-
-def _with_throughput_ci(frame: pd.DataFrame) -> pd.DataFrame:
-    """Throughput's 95 % CI from the step time's (the same global batch: throughput = batch / step)."""
-    batch = frame[m.GLOBAL_BATCH_SIZE].astype(float)
-    low = batch / pd.to_numeric(frame.get(m.STEP_TIME_CI95_HIGH_S), errors="coerce")
-    high = batch / pd.to_numeric(frame.get(m.STEP_TIME_CI95_LOW_S), errors="coerce")
-    return frame.assign(**{THROUGHPUT_CI95_LOW: low, THROUGHPUT_CI95_HIGH: high})
 
 
 def _number(value) -> float | None:

@@ -107,3 +107,13 @@ def test_a_run_folder_without_a_readable_record_is_named_and_left_out(suite):
         found = tfscale.history(suite)
     assert len(found.runs) == 7 and len(found.notes) == 1
     assert found.notes[0].startswith(f"left out: {suite / 'broken' / 'records.jsonl'}")
+
+
+def test_a_damaged_figures_file_is_analysed_again(suite):
+    first = tfscale.history(suite)
+    kept = suite / "r3" / "figures.json"
+    cache = json.loads(kept.read_text())
+    cache["rows"] = [{"config_id": "x", "figure": "<script>", "value": "not a number"}]
+    kept.write_text(json.dumps(cache))
+    pd.testing.assert_frame_equal(tfscale.history(suite).series, first.series)
+    assert json.loads(kept.read_text())["rows"] != cache["rows"]  # remade
