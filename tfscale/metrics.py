@@ -19,8 +19,10 @@ from tfscale.axes import AXES, SETTINGS
 # choices (tfscale.axes). A count is an int >= 0; numbers and texts are lists of them; an object is JSON (dict, list).
 TEXT, NUMBER, COUNT, FLAG = "text", "number", "count", "flag"
 NUMBERS, TEXTS, OBJECT, AXIS = "numbers", "texts", "object", "axis"
+KINDS = (TEXT, NUMBER, COUNT, FLAG, NUMBERS, TEXTS, OBJECT, AXIS)
 # Where a column appears: stored in records, derived by tfscale.analysis, or in one of two tables.
 STORED, DERIVED, PREDICT, LAYOUT_TABLE = "stored", "derived", "predict", "layout table"
+GROUPS = (STORED, DERIVED, PREDICT, LAYOUT_TABLE)
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,8 @@ COLUMNS: dict[str, Column] = {}  # name -> Column, in the order declared below (
 
 def column(name: str, kind: str, meaning: str, group: str) -> str:
     """Declare a column (one line below each); returns its name, the constant code uses."""
-    if name in COLUMNS:
-        raise ValueError(f"column {name!r} declared twice")
+    if name in COLUMNS or kind not in KINDS or group not in GROUPS:
+        raise ValueError(f"column {name!r}: declared twice, or an unknown kind or group")
     COLUMNS[name] = Column(name, kind, meaning, group)
     return name
 
