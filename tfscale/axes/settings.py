@@ -23,7 +23,7 @@ SETTINGS: dict[str, Axis] = _axes(
         int,
         AUTO,
         "timed steps; auto: timing windows until the 95 % CI of the median step is within +-target_ci "
-        "(at least 20 windows) or max_measure_s is spent",
+        "(at least 60 windows) or max_measure_s is spent",
         minimum=1,
         maximum=MAX_STEPS,
         sweepable=False,
