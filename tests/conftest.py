@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tfscale.envinfo import CACHE_DIR_ENV
+from tfscale.host.envinfo import CACHE_DIR_ENV
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,6 +9,6 @@ TensorFlow nor pandas.
 
 from tfscale._version import __version__
 from tfscale.api import analyze, history, load_results, plan, report, run
-from tfscale.workload import Workload
+from tfscale.suite.workload import Workload
 
 __all__ = ["Workload", "__version__", "analyze", "history", "load_results", "plan", "report", "run"]

@@ -17,20 +17,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfscale.errors import SuiteError
-from tfscale.sweep import PRINT, QUIET, SlurmArgs, run_suite, summary_and_report
+from tfscale.runner.sweep import PRINT, QUIET, SlurmArgs, run_suite, summary_and_report
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tfscale.planner import Plan
+    from tfscale.suite.planner import Plan
 
 
 def load(suite: str | Path | Mapping[str, Any]):
     """A validated `Suite` from a suite file's path, from a run folder (the suite it was run with:
-    tfscale.runfolder) or from a dict of the same keys (its user models are then imported relative to the current
+    tfscale.store.runfolder) or from a dict of the same keys (its user models are then imported relative to the current
     directory)."""
-    from tfscale.runfolder import suite_of_run
-    from tfscale.suite import load_suite, suite_from_dict
+    from tfscale.store.runfolder import suite_of_run
+    from tfscale.suite.suitefile import load_suite, suite_from_dict
 
     if isinstance(suite, Mapping):
         return suite_from_dict(dict(suite))
@@ -42,15 +42,15 @@ def load(suite: str | Path | Mapping[str, Any]):
 def plan(suite: str | Path | Mapping[str, Any]) -> Plan:
     """The configs a suite expands to (`Plan.specs`, one `RunSpec` each), without running anything. Raises
     SuiteError."""
-    from tfscale.planner import expand
+    from tfscale.suite.planner import expand
 
     return expand(load(suite))
 
 
 def history(path: str | Path):
     """Every run of the suite folder `path` (results/<suite>) as series per machine, config and headline figure, and
-    the steps found in them (tfscale.runhistory.History: `series`, `steps`, `runs` DataFrames; docs/history.md)."""
-    from tfscale.runhistory import history as of_suite  # late: pandas
+    the steps found in them (analysis.history.History: `series`, `steps`, `runs` DataFrames; docs/history.md)."""
+    from tfscale.analysis.history import history as of_suite  # late: pandas
 
     return of_suite(path)
 
@@ -60,7 +60,7 @@ def load_results(*paths: str | Path, derived: bool = True) -> pd.DataFrame:
     config and run (repeats combined), with every derived column of docs/records.md (tfscale.analyze); `derived`
     False: the stored columns only."""
     from tfscale.analysis import analyze  # late: pandas
-    from tfscale.store import load_results as stored
+    from tfscale.store.records import load_results as stored
 
     frame = stored(*paths)
     return analyze(frame) if derived else frame

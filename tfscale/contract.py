@@ -125,7 +125,7 @@ def energy_gpus(tasks: list[Task], placed: dict[str, tuple[str, ...]]) -> dict[s
 
 
 def first_trainer(spec) -> Task:
-    """The config's first training task: rank 0, whose part a merged record starts from (tfscale.merge)."""
+    """The config's first training task: rank 0, whose part a merged record starts from (tfscale.measures.merge)."""
     return next(t for t in tasks_of(spec) if t.trainer)
 
 

@@ -1,5 +1,5 @@
 """Every column in one place, alphabetised: the column registry. Each is one line, `column(name, kind, meaning,
-group)`: what it holds (the store's record checks read it, tfscale.recordcheck), its unit and meaning (docs/records.md
+group)`: what it holds (the store's record checks read it, tfscale.store.recordcheck), its unit and meaning (docs/records.md
 is generated from here, `tfscale export --format tensorboard` describes its metrics with it) and where it appears
 (stored in records, derived by the analysis, or a table's). A new column is one line here (and, if stored, its place
 in RECORD_COLUMNS; a test checks the two agree).
@@ -106,7 +106,7 @@ ENERGY_WINDOW_S = column("energy_window_s", NUMBER, "s, wall time between the tw
 FINAL_LOSS = column("final_loss", NUMBER, "loss of the last timed step: a check that training ran (not a quality figure)", STORED)
 FINISHED_AT = column("finished_at", TEXT, "ISO 8601 UTC time the parent finished this config", STORED)
 FIRST_STEP_S = column("first_step_s", NUMBER, "s, first step with tracing / XLA compile, synced (grad_noise_every > 1: probed + plain)", STORED)
-FLOPS_METHOD = column("flops_method", TEXT, "how flops_per_step was counted (tfscale.flops), or why it is empty", STORED)
+FLOPS_METHOD = column("flops_method", TEXT, "how flops_per_step was counted (tfscale.measures.flops), or why it is empty", STORED)
 FLOPS_PER_REPLICA_STEP = column("flops_per_replica_step", COUNT, "FLOPs of one replica's forward + backward on its batch share", STORED)
 FLOPS_PER_STEP = column("flops_per_step", COUNT, "FLOPs of one training step over all replicas (matrix products, convolutions)", STORED)
 GLOBAL_BATCH_SIZE = column("global_batch_size", COUNT, "examples per step over all replicas", STORED)
@@ -154,7 +154,7 @@ NET_BYTES_PER_S = column("net_bytes_per_s", NUMBER, "bytes/s, host network bytes
 NODES = column("nodes", AXIS, "number of nodes (hosts); for cluster strategies, the number of workers", STORED)
 NUM_PS = column("num_ps", AXIS, "parameter_server: parameter server tasks", STORED)
 OPTIMIZER = column("optimizer", AXIS, "sgd (momentum 0.9) | adam", STORED)
-OP_TIME_COLLECTIVES_S = column("op_time_collectives_s", NUMBER, "s per traced step: collectives (tfscale.opgroups; profile: true)", STORED)
+OP_TIME_COLLECTIVES_S = column("op_time_collectives_s", NUMBER, "s per traced step: collectives (tfscale.measures.opgroups; profile: true)", STORED)
 OP_TIME_COPIES_S = column("op_time_copies_s", NUMBER, "s per traced step: copies, sends and receives between devices", STORED)
 OP_TIME_ELEMENTWISE_S = column("op_time_elementwise_s", NUMBER, "s per traced step: elementwise ops, reductions, variable updates", STORED)
 OP_TIME_INPUT_S = column("op_time_input_s", NUMBER, "s per traced step: input pipeline ops (iterators)", STORED)

@@ -1,7 +1,8 @@
 """Benchmark: how often does the gate flag an unchanged commit (A/A)?
 
 Runs the CI suite of docs/ci.md (read from the doc, so the two cannot drift) R times from the same commit, then
-compares every pair of runs as `tfscale compare --threshold T --fail-on-regression` would (tfscale.compare): per
+compares every pair of runs as `tfscale compare --threshold T --fail-on-regression` would
+(tfscale.analysis.compare): per
 config its verdict; per pair whether the gate fails. An honest gate fails an A/A pair in at most ~5 % of pairs
 (its REGRESSION needs the 95 % CI of the throughput change wholly beyond -T); "slower"/"faster" verdicts (a CI
 wholly off 0) should appear in about 5 % of A/A configs if the CI is calibrated, more where runs differ as a whole.
@@ -48,8 +49,8 @@ def main() -> int:
 
     import tfscale
     from tfscale import metrics as m
-    from tfscale.compare import VERDICT_REGRESSION, compare
-    from tfscale.repeats import process_medians
+    from tfscale.analysis.compare import VERDICT_REGRESSION, compare
+    from tfscale.stats.repeats import process_medians
 
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.runs):

@@ -1,4 +1,4 @@
-"""Benchmark: how often tfscale.changepoints calls a step that is not there, and finds one that is.
+"""Benchmark: how often tfscale.stats.changepoints calls a step that is not there, and finds one that is.
 
 Simulated series of runs (seeded): each run's figure with log-normal noise of 1 % and a 95 % CI that states that
 noise (or a third of it: one-process CIs are that much too narrow), n runs; a 5 % step at the middle, and a step
@@ -14,7 +14,7 @@ import argparse
 import math
 import random
 
-from tfscale.changepoints import METHOD, Point, find_steps
+from tfscale.stats.changepoints import METHOD, Point, find_steps
 
 
 def series(rng: random.Random, n: int, sd: float, ci_sd: float, step_at: int | None = None, step: float = 0.0):

@@ -1,6 +1,7 @@
 """Benchmark: do tfscale's stated 95 % intervals cover what a rerun measures?
 
-Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.uncertainty, tfscale.precision):
+Two parts, both through tfscale's own estimator code (tfscale.stats: core, uncertainty,
+precision):
 
 1. Simulated sources (seconds): windows drawn from a source whose true median is known: independent, AR(1) with
    rho 0.3 and 0.6, and level shifts (a two-state Markov switch of +4 % over AR(1) 0.3). For each source and number
@@ -8,7 +9,7 @@ Two parts, both through tfscale's own estimator code (tfscale.stats, tfscale.unc
    record (StepStats), the bootstrap CI of derived figures (uncertainty.of_median), and the order-statistic CI when
    the windows stop at +-2 % (precision.stop_reason: optional stopping; the level shifts there stay 20 windows,
    about as long as the stopped measurement); and the stated CI of stopped windows in a run as the quickstart's
-   `repeats: auto` makes it (17 configs, 6 in two processes; tfscale.repeats.combine_all pools their spread and
+   `repeats: auto` makes it (17 configs, 6 in two processes; tfscale.stats.repeats.combine_all pools their spread and
    every CI covers it); and the gradient noise scale's CI (goodput.NoiseScale.of) over simulated probe windows.
 2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
    Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
@@ -34,11 +35,11 @@ from pathlib import Path
 import numpy as np
 
 from tfscale import metrics as m
-from tfscale.goodput import NoiseScale
-from tfscale.precision import stop_reason
-from tfscale.repeats import combine_all
-from tfscale.stats import StepStats
-from tfscale.uncertainty import of_median
+from tfscale.measures.goodput import NoiseScale
+from tfscale.stats.core import StepStats
+from tfscale.stats.precision import stop_reason
+from tfscale.stats.repeats import combine_all
+from tfscale.stats.uncertainty import of_median
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = 0.02  # the sources' spread: 2 % of a 1.0 s median
@@ -93,7 +94,7 @@ RUN_CONFIGS, RUN_PAIRS = 17, 6  # the quickstart under repeats: auto: 6 of its 1
 
 def stopped_run(source: str, rng: np.random.Generator) -> list[dict]:
     """One simulated run as tfscale stores and reads it: RUN_CONFIGS configs of `source`, the first RUN_PAIRS in two
-    fresh processes, each process's windows stopped at +-2 %; its lines combined by tfscale.repeats.combine_all as
+    fresh processes, each process's windows stopped at +-2 %; its lines combined by tfscale.stats.repeats.combine_all as
     load_results does (the run's spread between processes pooled over the pairs, and every config's CI covering
     it). The combined records."""
     lines = []
@@ -226,7 +227,7 @@ def report_coverage(suite_dir: Path) -> None:
     """Print the coverage of the runs under `suite_dir` (results/<suite>)."""
     import tfscale
     from tfscale.labels import model_label, record_mode
-    from tfscale.store import read_records
+    from tfscale.store.records import read_records
 
     frame = tfscale.analyze(tfscale.load_results(suite_dir))
     lines = [r for run in sorted(suite_dir.iterdir()) if run.is_dir() for r in read_records(run / "records.jsonl")]

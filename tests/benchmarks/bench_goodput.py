@@ -34,8 +34,8 @@ import keras  # noqa: E402
 
 from tfscale import formatting as fmt  # noqa: E402
 from tfscale.axes import GRAD_NOISE_EVERY  # noqa: E402
-from tfscale.goodput import ProbeSchedule  # noqa: E402
-from tfscale.uncertainty import of_median  # noqa: E402
+from tfscale.measures.goodput import ProbeSchedule  # noqa: E402
+from tfscale.stats.uncertainty import of_median  # noqa: E402
 from tfscale.worker.loop import build_train_step, make_gradients, make_replica_step  # noqa: E402
 from tfscale.worker.models import ZOO  # noqa: E402
 from tfscale.worker.noise import (  # noqa: E402

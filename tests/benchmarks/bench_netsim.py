@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tfscale.commbench import run_sweep, sizes_between, sweep_spec, topology_spec
 from tfscale.launch.local import LocalLauncher
 from tfscale.netsim.network import unavailable_reason
+from tfscale.runner.commbench import run_sweep, sizes_between, sweep_spec, topology_spec
 
 TARGET_FRACTION = 0.85
 TARGET_AGREEMENT = 0.10

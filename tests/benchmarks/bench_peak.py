@@ -22,10 +22,10 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling
 from tfscale.labels import model_label, record_mode
 from tfscale.launch.processes import call_worker
-from tfscale.peaks import ENV_KEY, host_peaks
-from tfscale.planner import expand
-from tfscale.runner import peak_record, run_config
-from tfscale.suite import load_suite
+from tfscale.measures.peaks import ENV_KEY, host_peaks
+from tfscale.runner.configs import peak_record, run_config
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 

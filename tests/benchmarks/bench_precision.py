@@ -20,9 +20,9 @@ from pathlib import Path
 
 from tfscale import metrics as m
 from tfscale.labels import model_label, record_mode
-from tfscale.planner import expand
-from tfscale.runner import run_config
-from tfscale.suite import load_suite
+from tfscale.runner.configs import run_config
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXED_STEPS = 100

@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tfscale.planner import expand
-from tfscale.runner import run_config
-from tfscale.suite import parse_suite
+from tfscale.runner.configs import run_config
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 SUITE = """
 name: bench-telemetry
@@ -33,7 +33,7 @@ def sample_cpu_s(samples: int = 500) -> float:
 
     import psutil
 
-    from tfscale.telemetry import ProcessTrees
+    from tfscale.host.telemetry import ProcessTrees
 
     trees = ProcessTrees(lambda: [os.getpid()])
     start = time.process_time()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.cli import cli
-from tfscale.planner import SPREAD_NOTE
+from tfscale.suite.planner import SPREAD_NOTE
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -350,7 +350,7 @@ def test_predict_prints_predictions_and_the_holdout_check(runner):
 
 
 def test_schema_writes_the_json_schema_to_a_file_or_stdout(runner, tmp_path):
-    from tfscale.schema import schema_text
+    from tfscale.suite.schema import schema_text
 
     out = tmp_path / "suite.schema.json"
     result = runner.invoke(cli, ["schema", "-o", str(out)])
@@ -426,7 +426,7 @@ def test_plan_as_json_for_scripts(runner):
 
 
 def test_predict_as_json_for_scripts(runner):
-    from tfscale.predict import NOT_MODELLED
+    from tfscale.analysis.predict import NOT_MODELLED
 
     result = runner.invoke(cli, ["predict", str(DATA / "example-run"), "--devices", "8", "64", "--json"])
     assert result.exit_code == 0, result.output

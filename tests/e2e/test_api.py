@@ -41,7 +41,7 @@ def test_a_run_folder_says_how_it_was_run_and_runs_again(tmp_path):
     # are stored with the records; the run folder given as the suite runs the same configs again, in a new run.
     import json
 
-    from tfscale.runfolder import read_plan
+    from tfscale.store.runfolder import read_plan
 
     results = tmp_path / "results"
     suite = {**SUITE, "matrix": {"model": ["mlp"], "strategy": ["one_device"]}}

@@ -8,9 +8,9 @@ import pytest
 
 from tfscale.cli import cli
 from tfscale.launch import tasks as launch_tasks
-from tfscale.planner import expand
-from tfscale.runner import run_config
-from tfscale.suite import parse_suite
+from tfscale.runner.configs import run_config
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 from .support import assert_communication_fields, workers_left
 
@@ -78,7 +78,7 @@ def test_cluster_sweep_through_the_cli(runner, tmp_path):
     assert ps2["comm_time_pull_s"] > 0 and ps2["comm_time_push_s"] > 0
     assert ps2["comm_method"].startswith("parameter_server: medians of 10 rounds")
     assert ps2["comm_time_split_s"] is None  # no all-reduce under PS
-    from tfscale.flops import analytic_flops
+    from tfscale.measures.flops import analytic_flops
 
     for r in records:
         assert r["port_retries"] == 0 and r["launcher"] == "local"

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from tfscale.cli import cli
-from tfscale.comm import fit_alpha_beta
-from tfscale.store import SCHEMA_VERSION
+from tfscale.measures.comm import fit_alpha_beta
+from tfscale.store.records import SCHEMA_VERSION
 
 from .support import workers_left
 

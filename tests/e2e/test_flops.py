@@ -2,9 +2,9 @@
 
 import pytest
 
-from tfscale.flops import analytic_flops
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.measures.flops import analytic_flops
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tf]
 

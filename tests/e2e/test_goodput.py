@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
 from tfscale.cli import cli
-from tfscale.store import load_results
+from tfscale.store.records import load_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 SUPPORT = Path(__file__).parent / "support"

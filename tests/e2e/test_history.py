@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 import tfscale
+from tfscale.analysis.history import CHANGES, CONFIG, FIGURE, FIRST_RUN, LABEL, MACHINE, PREVIOUS_RUN, WORSE
 from tfscale.cli import cli
 from tfscale.contract import TEST_SLEEP_ENV
-from tfscale.runhistory import CHANGES, CONFIG, FIGURE, FIRST_RUN, LABEL, MACHINE, PREVIOUS_RUN, WORSE
 
 from .support import workers_left
 

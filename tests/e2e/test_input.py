@@ -18,9 +18,9 @@ from tfscale import metrics as m
 from tfscale.analysis import BREAKDOWN_FRACTIONS, add_scaling, loss_breakdown
 from tfscale.cli import cli
 from tfscale.contract import TEST_DATA_DELAY_ENV
-from tfscale.planner import expand
-from tfscale.store import load_results
-from tfscale.suite import parse_suite
+from tfscale.store.records import load_results
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 from .support import workers_left
 
@@ -177,7 +177,7 @@ def test_two_multi_worker_mirrored_workers_read_each_example_once_per_epoch(tmp_
 
 
 def test_the_dataset_cache_is_reused_and_rebuilt_when_damaged_or_partial(tmp_path, monkeypatch):
-    from tfscale.envinfo import CACHE_DIR_ENV
+    from tfscale.host.envinfo import CACHE_DIR_ENV
     from tfscale.worker.files import MANIFEST, ensure_dataset, read_complete
     from tfscale.worker.models import cnn
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tfscale.cli import cli
-from tfscale.opgroups import GROUP_COLUMNS
+from tfscale.measures.opgroups import GROUP_COLUMNS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from tfscale.cli import cli
 from tfscale.contract import TEST_SLEEP_ENV
-from tfscale.precision import (
+from tfscale.stats.precision import (
     STOP_BUDGET,
     STOP_MIN_SAMPLES,
     STOP_TARGET,
@@ -18,8 +18,8 @@ from tfscale.precision import (
     WARMUP_STEADY,
     ci_half_width_rel,
 )
-from tfscale.repeats import covers_spread, run_process_spread
-from tfscale.store import load_results
+from tfscale.stats.repeats import covers_spread, run_process_spread
+from tfscale.store.records import load_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 

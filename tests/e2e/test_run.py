@@ -11,9 +11,9 @@ import pytest
 from tfscale import load_results
 from tfscale.analysis import add_scaling
 from tfscale.cli import cli
-from tfscale.envinfo import cpu_set_text
+from tfscale.host.envinfo import cpu_set_text
 from tfscale.metrics import RECORD_COLUMNS
-from tfscale.store import SCHEMA_VERSION
+from tfscale.store.records import SCHEMA_VERSION
 
 from .support import assert_communication_fields, workers_left
 
@@ -42,7 +42,7 @@ models:
 
 
 def _compute(precision: str) -> str:
-    from tfscale.peaks import CPU_DTYPES
+    from tfscale.measures.peaks import CPU_DTYPES
 
     return CPU_DTYPES[precision]
 
@@ -139,7 +139,7 @@ def test_records_carry_every_column_with_real_values(sweep):
     for r in records:
         assert r["flops_method"].startswith("graph count"), r["flops_method"]
         assert r["flops_per_step"] == r["flops_per_replica_step"] * r["replicas"] > 0
-    from tfscale.flops import analytic_flops
+    from tfscale.measures.flops import analytic_flops
 
     # the CPU's peak measured before the sweep (env.json), each device's share of it in the record, MFU derived
     env_peaks = json.loads((run / "env.json").read_text())["peak_flops_per_s"]

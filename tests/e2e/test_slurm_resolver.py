@@ -12,9 +12,9 @@ import pytest
 
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.launch.srun import step_env
-from tfscale.merge import merge_rank_parts
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.measures.merge import merge_rank_parts
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 

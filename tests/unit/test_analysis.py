@@ -334,7 +334,7 @@ def test_a_compute_only_step_clearly_slower_than_the_full_one_is_not_called_nois
 
 
 def test_exposed_communication_of_central_storage_is_not_measured_even_in_old_records():
-    from tfscale.comm import EXPOSED_COLUMNS, applicable
+    from tfscale.measures.comm import EXPOSED_COLUMNS, applicable
 
     row = pd.Series({"strategy": "central_storage", "comm_time_exposed_s": -0.0009, "status": "ok", "replicas": 4})
     shown, note = exposed_comm(row)

@@ -1,4 +1,5 @@
-"""tfscale.planner / tfscale.run / tfscale.htmlreport from Python: the CLI's checks and errors, before anything runs."""
+"""tfscale.suite.planner / tfscale.run / tfscale.htmlreport from Python: the CLI's checks
+and errors, before anything runs."""
 
 import shutil
 from pathlib import Path

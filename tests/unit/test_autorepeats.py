@@ -1,9 +1,9 @@
-"""`repeats: auto` (tfscale.autorepeats): which configs run in more than one fresh process, exactly."""
+"""`repeats: auto` (tfscale.suite.autorepeats): which configs run in more than one fresh process, exactly."""
 
 from pathlib import Path
 
-from tfscale.planner import expand
-from tfscale.suite import load_suite, parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import load_suite, parse_suite
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
 

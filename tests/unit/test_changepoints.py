@@ -1,8 +1,8 @@
-"""Steps in a series of runs (tfscale.changepoints): exact values on series whose noise is a fixed pattern."""
+"""Steps in a series of runs (tfscale.stats.changepoints): exact values on series whose noise is a fixed pattern."""
 
 import pytest
 
-from tfscale.changepoints import Point, find_steps
+from tfscale.stats.changepoints import Point, find_steps
 
 NOISE = [1.0, -1.0, 0.5, -0.5, 0.0, 1.0, -1.0, 0.5, -0.5, 0.0]  # % about the level: about 1 % of noise
 

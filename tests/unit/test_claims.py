@@ -1,4 +1,4 @@
-"""One owner per config process (tfscale.claims): exclusive claim files, stale ones taken over."""
+"""One owner per config process (tfscale.runner.claims): exclusive claim files, stale ones taken over."""
 
 import json
 import os
@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 
-from tfscale.claims import claim, claim_path, release
+from tfscale.runner.claims import claim, claim_path, release
 
 
 def test_a_claim_is_exclusive_until_released(tmp_path):

@@ -1,4 +1,4 @@
-"""Result parts of a launched run into outcomes (tfscale.collect): which config failed where, which never ran."""
+"""Result parts of a launched run into outcomes (tfscale.runner.collect): which config failed where, which never ran."""
 
 import json
 import os
@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from tfscale.collect import collect, launched_specs, outcome_of
 from tfscale.errors import TfscaleError
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.launch.jobs import record_fields
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.runner.collect import collect, launched_specs, outcome_of
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 SUITE = """
 name: c
@@ -131,7 +131,7 @@ def test_a_folder_with_no_part_yet_is_an_error_and_makes_no_run(tmp_path):
 
 
 def test_a_config_of_several_repeats_is_collected_as_that_many_processes_and_combined(tmp_path):
-    from tfscale.store import load_results
+    from tfscale.store.records import load_results
 
     plan = expand(parse_suite("name: c\ndefaults: {model_size: tiny, repeats: 3}\nmatrix: {model: [mlp]}\n", "c.yaml"))
     emit(plan, "slurm", tmp_path, LaunchOptions())

@@ -1,6 +1,6 @@
 import pytest
 
-from tfscale.comm import (
+from tfscale.measures.comm import (
     AlphaBeta,
     algbw,
     bus_factor,

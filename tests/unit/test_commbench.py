@@ -1,9 +1,9 @@
 import pytest
 
-from tfscale.commbench import format_sweep, merge_sweeps, sizes_between, topology, topology_spec
 from tfscale.errors import TfscaleError
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.runner.commbench import format_sweep, merge_sweeps, sizes_between, topology, topology_spec
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def rank(times):

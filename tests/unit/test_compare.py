@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from tfscale import metrics as m
-from tfscale.compare import (
+from tfscale.analysis.compare import (
     ON_PROCESSES,
     ON_WINDOWS,
     VERDICT_NONE,
@@ -13,7 +13,7 @@ from tfscale.compare import (
     compared_values,
     env_differences,
 )
-from tfscale.ranktests import _ranks, mann_whitney
+from tfscale.stats.ranktests import _ranks, mann_whitney
 
 
 def test_ranks_average_ties():
@@ -122,7 +122,7 @@ def test_env_differences():
 
 
 def test_hodges_lehmann_shift_and_its_ci_exactly():
-    from tfscale.ranktests import Shift, hodges_lehmann
+    from tfscale.stats.ranktests import Shift, hodges_lehmann
 
     # differences new_j - base_i = 5 + (j - i): median 5; C = floor(50 - 1.96 x sqrt(175)) = 24; the 24th smallest
     # difference is 5 - 3 and the 24th largest 5 + 3
@@ -132,7 +132,7 @@ def test_hodges_lehmann_shift_and_its_ci_exactly():
 
 
 def test_benjamini_hochberg_q_values_exactly():
-    from tfscale.ranktests import benjamini_hochberg
+    from tfscale.stats.ranktests import benjamini_hochberg
 
     q = benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
     assert q == pytest.approx([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5])
@@ -156,7 +156,7 @@ def test_runs_with_repeats_are_tested_on_their_process_medians():
 
 
 def test_a_side_with_several_runs_gives_each_config_its_latest():
-    from tfscale.compare import latest_runs, lost_configs
+    from tfscale.analysis.compare import latest_runs, lost_configs
 
     base = pd.DataFrame(
         [
@@ -177,7 +177,7 @@ def test_a_side_with_several_runs_gives_each_config_its_latest():
 
 
 def test_settings_that_differ_between_matched_configs_are_named():
-    from tfscale.compare import setting_differences
+    from tfscale.analysis.compare import setting_differences
 
     base = pd.DataFrame([record(c, "mirrored", 2, [1.0]) | {"suite": "s", "warmup_steps": 5} for c in "ab"])
     new = pd.DataFrame([record(c, "mirrored", 2, [1.0]) | {"suite": "s", "warmup_steps": 5} for c in "ab"])
@@ -193,7 +193,7 @@ def test_settings_that_differ_between_matched_configs_are_named():
 
 
 def test_machines_differ_by_hardware_not_by_name_or_version():
-    from tfscale.compare import machine_differences
+    from tfscale.analysis.compare import machine_differences
 
     gpus = {"gpus": [{"name": "NVIDIA H100", "uuid": "GPU-1"}]}
     env = {"host": "ci-1", "cpu_model": "AMD EPYC", "cpu_logical_cores": 2, "memory_total_bytes": 8, "nvml": gpus}
@@ -208,7 +208,7 @@ def test_machines_differ_by_hardware_not_by_name_or_version():
 
 
 def test_configs_match_by_axes_only_where_every_axis_agrees():
-    from tfscale.compare import MATCH_AXES, lost_configs, pairs
+    from tfscale.analysis.compare import MATCH_AXES, lost_configs, pairs
 
     assert {"data", "task", "network_link", "stages", "tensor_parallel", "device"} <= set(MATCH_AXES)
     synthetic = record("a1", "mirrored", 2, [1.0] * 10)  # an older record: no data or task column

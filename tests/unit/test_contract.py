@@ -4,8 +4,8 @@ import sys
 
 from tfscale import contract
 from tfscale.contract import Task, cluster_tasks
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def test_multi_worker_mirrored_tasks_are_all_trainers():

@@ -16,7 +16,8 @@ import tfscale
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FRAGMENT = "# fragment"
-# A suite file's top-level keys (tfscale.suite reads these): a YAML block made of them alone is a suite or part of one.
+# A suite file's top-level keys (tfscale.suite.suitefile reads these): a YAML block made of them alone is a suite
+# or part of one.
 SUITE_KEYS = {"name", "description", "device", "defaults", "matrix", "include", "exclude", "models", "network"}
 
 

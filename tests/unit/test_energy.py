@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tfscale.energy import cost_per_million_examples, counter_delta, energy_between, joules_per_example
+from tfscale.measures.energy import cost_per_million_examples, counter_delta, energy_between, joules_per_example
 from tfscale.worker.energy import EnergyMeter, read_rapl
 
 

@@ -1,6 +1,6 @@
-"""The parent's view of this host's CPUs and environment (tfscale.envinfo): the pure parts, exact values."""
+"""The parent's view of this host's CPUs and environment (tfscale.host.envinfo): the pure parts, exact values."""
 
-from tfscale.envinfo import cpu_set_text, runtime_variables
+from tfscale.host.envinfo import cpu_set_text, runtime_variables
 
 
 def test_cpu_sets_are_written_as_taskset_writes_them():
@@ -11,7 +11,7 @@ def test_cpu_sets_are_written_as_taskset_writes_them():
 def test_cpu_peaks_are_measured_once_per_host_and_cached(tmp_path, monkeypatch):
     import json
 
-    from tfscale import envinfo
+    from tfscale.host import envinfo
 
     calls = []
 

@@ -1,13 +1,12 @@
-"""The report's headline (tfscale.findings) from the committed quickstart records: exact rows."""
+"""The report's headline (tfscale.analysis.findings) from the committed quickstart records: exact rows."""
 
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tfscale import findings
-from tfscale.analysis import add_scaling
-from tfscale.store import load_results
+from tfscale.analysis import add_scaling, findings
+from tfscale.store.records import load_results
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

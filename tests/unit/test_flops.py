@@ -2,7 +2,7 @@
 
 import pytest
 
-from tfscale.flops import analytic_flops, dense_chain_flops, einsum_flops, op_flops, transformer_flops
+from tfscale.measures.flops import analytic_flops, dense_chain_flops, einsum_flops, op_flops, transformer_flops
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import xml.etree.ElementTree as ET
 
 import pandas as pd
 
-from tfscale.compare import LOST_MISSING, Lost, _verdicts
-from tfscale.gate import junit_xml, markdown_table, shift_text, summary_line
+from tfscale.analysis.compare import LOST_MISSING, Lost, _verdicts
+from tfscale.analysis.gate import junit_xml, markdown_table, shift_text, summary_line
 
 
 def rows():

@@ -1,5 +1,5 @@
-"""The noise-scale estimator, its CI, statistical efficiency and goodput (tfscale.goodput), with exact values; the
-analysis' goodput columns; the planner's grad_noise and task rules."""
+"""The noise-scale estimator, its CI, statistical efficiency and goodput (tfscale.measures.goodput), with exact values;
+the analysis' goodput columns; the planner's grad_noise and task rules."""
 
 import math
 
@@ -11,7 +11,7 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, critical_batches
 from tfscale.axes import GRAD_NOISE_EVERY
 from tfscale.errors import SuiteError
-from tfscale.goodput import (
+from tfscale.measures.goodput import (
     MIN_CI_WINDOWS,
     Goodput,
     NoiseScale,
@@ -20,9 +20,9 @@ from tfscale.goodput import (
     statistical_efficiency,
     step_estimates,
 )
-from tfscale.planner import expand
-from tfscale.stats import t_975
-from tfscale.suite import parse_suite
+from tfscale.stats.core import t_975
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def test_step_estimates_are_mccandlish_s_two_batch_formulas():

@@ -18,7 +18,9 @@ def test_cli_imports_nothing_heavy():
 
 
 def test_plan_suite_runner_and_public_api_do_not_import_tensorflow():
-    loaded = loaded_after("import tfscale, tfscale.planner, tfscale.suite, tfscale.runner, tfscale.envinfo")
+    loaded = loaded_after(
+        "import tfscale, tfscale.suite.planner, tfscale.suite.suitefile, tfscale.runner.configs, tfscale.host.envinfo"
+    )
     assert loaded == dict.fromkeys(HEAVY, False)
 
 

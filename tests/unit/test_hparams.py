@@ -45,7 +45,7 @@ def test_export_tensorboard_is_an_hparams_experiment_tensorboard_reads(runner, t
     import pandas as pd
 
     from tfscale.analysis import add_scaling
-    from tfscale.store import load_results
+    from tfscale.store.records import load_results
 
     run = tmp_path / "quickstart" / "r"
     shutil.copytree(DATA / "quickstart-run", run)

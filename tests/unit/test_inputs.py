@@ -1,5 +1,5 @@
-"""The input wait, the input-bound rule and the record's input columns (tfscale.inputs), with exact values; how a
-pipeline is labelled; the input section's comparison and hints (tfscale.analysis); the merge of a cluster's input
+"""The input wait, the input-bound rule and the record's input columns (tfscale.measures.inputs), with exact values;
+how a pipeline is labelled; the input section's comparison and hints (tfscale.analysis); the merge of a cluster's input
 figures; the loss breakdown's input term."""
 
 import math
@@ -9,9 +9,9 @@ import pytest
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling, input_comparison, input_hints, input_wait, loss_breakdown
-from tfscale.inputs import INPUT_BOUND_SHARE, InputWait, input_columns
 from tfscale.labels import data_label
-from tfscale.merge import merge_rank_parts
+from tfscale.measures.inputs import INPUT_BOUND_SHARE, InputWait, input_columns
+from tfscale.measures.merge import merge_rank_parts
 
 # 11 windows each: medians 10 ms (step) and 7 ms (in memory)
 STEP = [0.010 + 0.0001 * k for k in range(-5, 6)]

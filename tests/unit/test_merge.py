@@ -1,6 +1,6 @@
 import pytest
 
-from tfscale.merge import counts_from_positions, merge_rank_parts, parameter_server_ranks, stragglers
+from tfscale.measures.merge import counts_from_positions, merge_rank_parts, parameter_server_ranks, stragglers
 
 
 def part(samples, median, replicas=2, peak=100, rss=200, first=1.0, cpus="0-3", gpus=(), device="process"):

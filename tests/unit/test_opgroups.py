@@ -2,7 +2,7 @@
 
 import pytest
 
-from tfscale.opgroups import OpEvent, breakdown, group_of
+from tfscale.measures.opgroups import OpEvent, breakdown, group_of
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 
 from tfscale import metrics as m
 from tfscale.analysis import add_scaling
-from tfscale.peaks import (
+from tfscale.measures.peaks import (
     NOT_HERE,
     SUITE_METHOD,
     TERA,
@@ -17,8 +17,8 @@ from tfscale.peaks import (
     gpu_peak,
     peak_columns,
 )
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 ENV = {
     "peak_flops_per_s": {
@@ -74,7 +74,9 @@ def test_gpu_model_reads_the_model_word_and_variant():
     assert gpu_model("NVIDIA H100 PCIe") == ("H100", "pcie")
     assert gpu_model("Tesla V100-SXM2-16GB") == ("V100", "")
     assert gpu_model("NVIDIA Tesla T4") == ("T4", "")
-    assert gpu_peak("NVIDIA H100 PCIe", "float32")[1] == "datasheet peak of H100 PCIe in TF32 (dense), tfscale.peaks"
+    assert gpu_peak("NVIDIA H100 PCIe", "float32")[1] == (
+        "datasheet peak of H100 PCIe in TF32 (dense), tfscale.measures.peaks"
+    )
 
 
 def test_gpu_peak_is_the_config_s_gpus_not_the_host_s_first():
@@ -108,7 +110,7 @@ def test_peak_columns_say_where_the_figure_comes_from_or_why_there_is_none():
     assert peak_columns("gpu", "float32", 8, ENV)[0] == 494.5 * TERA
     assert peak_columns("gpu", "float32", 8, {**ENV, "nvml": {"gpus": [{"name": "Radeon"}]}}) == (
         None,
-        "not known: Radeon is not in tfscale.peaks' table; give peak_flops_per_s in the suite",
+        "not known: Radeon is not in tfscale.measures.peaks' table; give peak_flops_per_s in the suite",
     )
     assert peak_columns("gpu", "float32", 8, {}) == (None, "not known: NVML listed no GPU on this host")
     assert peak_columns("gpu", "float32", 8, {}, override=1e15) == (1e15, SUITE_METHOD)
@@ -150,7 +152,7 @@ def test_mfu_is_achieved_over_devices_times_peak():
 def test_add_scaling_gives_mfu_on_real_records():
     from pathlib import Path
 
-    from tfscale.store import load_results
+    from tfscale.store.records import load_results
 
     frame = add_scaling(load_results(Path(__file__).resolve().parents[1] / "data" / "quickstart-run"))
     # records from before the FLOPs columns: achieved and MFU are empty, never 0

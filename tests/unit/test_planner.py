@@ -1,8 +1,8 @@
 import pytest
 
 from tfscale.errors import SuiteError
-from tfscale.planner import config_id, expand, plan_rows
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import config_id, expand, plan_rows
+from tfscale.suite.suitefile import parse_suite
 
 
 def plan_of(text):
@@ -295,7 +295,7 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
     import dataclasses
 
     from tfscale.axes import AXES, SETTINGS
-    from tfscale.spec import SPEC_FIELDS, RunSpec
+    from tfscale.suite.spec import SPEC_FIELDS, RunSpec
 
     identity = {"suite", "device", "config_id", "user_model", "suite_dir", "extra"}
     fields = {f.name for f in dataclasses.fields(RunSpec)}
@@ -349,7 +349,7 @@ def test_files_are_refused_where_they_cannot_be_read():
 def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
     import itertools
 
-    from tfscale.planner import MAX_CONFIGS
+    from tfscale.suite.planner import MAX_CONFIGS
 
     suite = parse_suite(
         "name: big\nmatrix:\n"
@@ -370,7 +370,7 @@ def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
 
 
 def test_a_plan_without_repeats_notes_that_no_ci_will_cover_the_spread_between_processes():
-    from tfscale.planner import SPREAD_NOTE, spread_note
+    from tfscale.suite.planner import SPREAD_NOTE, spread_note
 
     once = "name: s\nmatrix: {model: [mlp], strategy: [one_device, mirrored]}\n"
     assert spread_note(plan_of(once)) == SPREAD_NOTE

@@ -4,8 +4,8 @@ import pytest
 
 from tfscale.axes import PARALLELISMS
 from tfscale.errors import SuiteError
-from tfscale.planner import expand, plan_rows
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand, plan_rows
+from tfscale.suite.suitefile import parse_suite
 
 
 def specs(text: str):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tfscale.precision import (
+from tfscale.stats.precision import (
     MAX_SAMPLES,
     STOP_BUDGET,
     STOP_MAX_SAMPLES,

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from tfscale.predict import fit_line, holdout, predict
+from tfscale.analysis.predict import fit_line, holdout, predict
 
 
 def test_fit_line_recovers_a_line_exactly():
@@ -96,7 +96,7 @@ def test_each_link_is_its_own_topology():
 
 def test_the_model_error_is_the_leave_one_out_error_at_the_measured_counts():
     from tfscale.analysis import add_scaling
-    from tfscale.predict import model_error
+    from tfscale.analysis.predict import model_error
 
     frame = add_scaling(three_counts())
     multi = frame[frame["devices"] > 1]
@@ -110,7 +110,7 @@ def test_the_model_error_is_the_leave_one_out_error_at_the_measured_counts():
 
 def test_prediction_interval_covers_the_noise_and_the_model_error():
     from tfscale.analysis import add_scaling
-    from tfscale.predict import model_error
+    from tfscale.analysis.predict import model_error
 
     frame = three_counts()
     frame.loc[3, ["step_time_median_s", "throughput_examples_per_s"]] = [0.0136, 32 * 8 / 0.0136]  # step = 10 + comm
@@ -140,7 +140,7 @@ def test_an_impossible_prediction_is_refused_with_the_reason():
 
 
 def test_warnings_say_why_a_prediction_deserves_less_trust():
-    from tfscale.predict import LOGICAL_WARNING, warnings_of
+    from tfscale.analysis.predict import LOGICAL_WARNING, warnings_of
 
     assert warnings_of(32, [2, 4, 8], "gpu") == []
     assert warnings_of(33, [2, 4, 8], "gpu") == ["4x beyond the largest measured count (8)"]
@@ -152,7 +152,7 @@ def test_warnings_say_why_a_prediction_deserves_less_trust():
 
 
 def test_modes_it_cannot_model_are_named_with_the_reason():
-    from tfscale.predict import NO_COMMUNICATION, NOT_MODELLED, ONE_COUNT, unmodelled
+    from tfscale.analysis.predict import NO_COMMUNICATION, NOT_MODELLED, ONE_COUNT, unmodelled
 
     frame = pd.DataFrame(
         [

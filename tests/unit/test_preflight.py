@@ -1,8 +1,8 @@
-"""Before a GPU sweep starts any worker (tfscale.preflight): refusals in one line, and the env summary."""
+"""Before a GPU sweep starts any worker (tfscale.host.preflight): refusals in one line, and the env summary."""
 
-from tfscale.planner import expand
-from tfscale.preflight import env_summary, gpu_preflight, tf_gpu_count
-from tfscale.suite import parse_suite
+from tfscale.host.preflight import env_summary, gpu_preflight, tf_gpu_count
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 SUITE = """
 name: g

@@ -1,4 +1,4 @@
-from tfscale.progress import Progress, eta_text, progress_line
+from tfscale.runner.progress import Progress, eta_text, progress_line
 
 
 def test_eta_text():

@@ -46,11 +46,12 @@ def test_metric_names_are_alphabetised_and_unique():
 
 
 def test_records_doc_is_generated_from_metrics_and_complete():
-    from tfscale import metrics, store
-    from tfscale.records_doc import render
+    from tfscale import metrics
+    from tfscale.store import records as store
+    from tfscale.store.records_doc import render
 
     doc = (ROOT / "docs" / "records.md").read_text()
-    assert doc == render(), "docs/records.md is stale: python -m tfscale.records_doc > docs/records.md"
+    assert doc == render(), "docs/records.md is stale: python -m tfscale.store.records_doc > docs/records.md"
     current, renamed = doc.split("## Renamed columns")
     columns = re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \|$", current, re.M)
     old_names = re.findall(r"^\| `([a-z0-9_]+)` \| `[a-z0-9_]+` \|", renamed, re.M)

@@ -3,7 +3,7 @@
 import pytest
 
 from tfscale import metrics as m
-from tfscale.recordcheck import column_problem, record_problem
+from tfscale.store.recordcheck import column_problem, record_problem
 
 
 def test_every_stored_column_has_a_kind_and_is_a_record_column():

@@ -5,7 +5,8 @@ import math
 import pytest
 
 from tfscale import metrics as m
-from tfscale.repeats import (
+from tfscale.stats.core import Z_975, t_975
+from tfscale.stats.repeats import (
     COVERS_WITHIN,
     combine,
     combine_all,
@@ -15,8 +16,7 @@ from tfscale.repeats import (
     samples_of,
     spread_of,
 )
-from tfscale.stats import Z_975, t_975
-from tfscale.uncertainty import ProcessSpread
+from tfscale.stats.uncertainty import ProcessSpread
 
 
 def line(repeat: int, samples: list[float], **extra) -> dict:

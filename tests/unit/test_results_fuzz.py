@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from tfscale.analysis import add_scaling, summary_rows
+from tfscale.analysis.compare import compare, lost_configs
+from tfscale.analysis.findings import best_rows, failed_lines, findings_table, losses
+from tfscale.analysis.predict import holdout, predict, unmodelled
 from tfscale.cli import cli
-from tfscale.compare import compare, lost_configs
 from tfscale.errors import RecordWarning, TfscaleError
-from tfscale.findings import best_rows, failed_lines, findings_table, losses
 from tfscale.htmlreport import render
-from tfscale.predict import holdout, predict, unmodelled
-from tfscale.store import load_results
+from tfscale.store.records import load_results
 
 from .generated_suites import random_value
 

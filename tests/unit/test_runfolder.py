@@ -1,4 +1,4 @@
-"""A run folder says how it was run (tfscale.runfolder): the suite as read and every config's resolved spec, and
+"""A run folder says how it was run (tfscale.store.runfolder): the suite as read and every config's resolved spec, and
 the suite comes back from it to run again."""
 
 import json
@@ -10,9 +10,9 @@ import pytest
 
 from tfscale.api import load
 from tfscale.errors import SuiteError
-from tfscale.planner import expand
-from tfscale.runfolder import describe_run, project_commit, read_plan, suite_of_run
-from tfscale.suite import load_suite, parse_suite, suite_from_dict
+from tfscale.store.runfolder import describe_run, project_commit, read_plan, suite_of_run
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import load_suite, parse_suite, suite_from_dict
 
 TEXT = "name: rf  # a comment stays\ndefaults: {steps: 30, timeout_s: 90, comm_steps: 4}\nmatrix: {model: [mlp]}\n"
 MODELS = "models: {m: {entry: 'my_models:build', args: {width: 8}}}\n"

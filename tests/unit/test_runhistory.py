@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 import tfscale
-from tfscale.errors import RecordWarning
-from tfscale.runhistory import (
+from tfscale.analysis.history import (
     CHANGE,
     CHANGES,
     COMMIT,
@@ -25,6 +24,7 @@ from tfscale.runhistory import (
     WORSE,
     step_line,
 )
+from tfscale.errors import RecordWarning
 
 PLANTED = "267aa81860f8"  # mlp mirrored 1 node x 2: write_history_run's slowed config
 

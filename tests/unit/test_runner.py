@@ -1,9 +1,9 @@
 """Which configs a resumed run still has to run (pure: records only, no worker)."""
 
-from tfscale.planner import expand
-from tfscale.runner import interleaved, pending_specs, record_gpu_uuids
-from tfscale.store import append_record, read_records
-from tfscale.suite import parse_suite
+from tfscale.runner.configs import interleaved, pending_specs, record_gpu_uuids
+from tfscale.store.records import append_record, read_records
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def test_rerun_failed_keeps_records_of_configs_the_suite_no_longer_has(tmp_path):
@@ -39,7 +39,7 @@ def test_repeats_run_interleaved_and_a_resumed_run_runs_only_the_missing_process
 def test_recorded_statuses_read_only_the_lines_appended_since_the_last_look(tmp_path):
     import json
 
-    from tfscale.runner import Recorded
+    from tfscale.runner.configs import Recorded
 
     path = tmp_path / "records.jsonl"
     recorded = Recorded(path)

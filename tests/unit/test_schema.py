@@ -12,9 +12,9 @@ import yaml
 
 from tfscale.axes import ALL_KEYS, AXES
 from tfscale.errors import SuiteError
-from tfscale.planner import expand
-from tfscale.schema import LANGUAGE_SERVER_LINE, SCHEMA_FILE, schema_text, suite_schema, value_schema
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.schema import LANGUAGE_SERVER_LINE, SCHEMA_FILE, schema_text, suite_schema, value_schema
+from tfscale.suite.suitefile import parse_suite
 
 from .generated_suites import CASES, SUITES, documents
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tfscale.stages import balanced_cuts, bubble_theory, groups
+from tfscale.suite.stages import balanced_cuts, bubble_theory, groups
 
 
 def test_balanced_cuts_minimise_the_largest_stage():

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from tfscale.stats import CI_MIN_WINDOWS, StepStats, batch_count, median, median_ci, percentile, t_975
+from tfscale.stats.core import CI_MIN_WINDOWS, StepStats, batch_count, median, median_ci, percentile, t_975
 
 
 def test_percentile_linear_interpolation():

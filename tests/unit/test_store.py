@@ -3,9 +3,9 @@ import re
 
 import pytest
 
-from tfscale import store
 from tfscale.errors import ResultsError
 from tfscale.metrics import RECORD_COLUMNS
+from tfscale.store import records as store
 
 
 def test_append_and_read_round_trip(tmp_path):

@@ -1,7 +1,7 @@
 import pytest
 
 from tfscale.errors import SuiteError
-from tfscale.suite import load_suite, parse_suite
+from tfscale.suite.suitefile import load_suite, parse_suite
 
 GOOD = """
 name: demo
@@ -129,7 +129,7 @@ def test_hostile_values_are_refused_in_one_line(text, message):
 
 
 def test_the_same_rules_hold_for_a_suite_given_as_a_dict():
-    from tfscale.suite import suite_from_dict
+    from tfscale.suite.suitefile import suite_from_dict
 
     with pytest.raises(SuiteError, match=r"^api: models\.evil\\ntouch /tmp/x/PWNED\\n#: \\n \(U\+000A\) in a key"):
         suite_from_dict({"name": "x", "models": {EVIL_MODEL: {"entry": "m:f"}}, "matrix": {"model": ["mlp"]}}, "api")

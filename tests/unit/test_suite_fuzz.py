@@ -7,9 +7,9 @@ import random
 import pytest
 
 from tfscale.errors import ResultsError, SuiteError
-from tfscale.planner import expand
-from tfscale.store import check_run_id
-from tfscale.suite import MAX_SUITE_BYTES, load_suite, parse_suite
+from tfscale.store.records import check_run_id
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import MAX_SUITE_BYTES, load_suite, parse_suite
 
 from .generated_suites import CASES, documents
 
@@ -90,7 +90,7 @@ def _bomb_anchors(levels: int = 9, width: int = 10) -> list[str]:
 )
 def test_alias_bombs_anywhere_are_refused_before_anything_walks_them(where, monkeypatch):
     # Refused by the bounded count, before validation (model_dump, an error message's repr) walks 10^9 values.
-    from tfscale import suite
+    from tfscale.suite import suitefile as suite
 
     monkeypatch.setattr(suite, "_validate", lambda *args: pytest.fail("the bomb reached validation"))
     text = "\n".join(["name: b", "anchors:", *_bomb_anchors(), where])
@@ -101,7 +101,7 @@ def test_alias_bombs_anywhere_are_refused_before_anything_walks_them(where, monk
 def test_deep_flow_nesting_is_refused_while_scanning(monkeypatch):
     # Refused while scanning tokens: PyYAML's scanner is quadratic in flow depth (40,000 "[" took 14.5 s to reach
     # the recursion limit of the composer).
-    from tfscale import suite
+    from tfscale.suite import suitefile as suite
 
     monkeypatch.setattr(suite.yaml, "safe_load", lambda text: pytest.fail("the document was composed"))
     with pytest.raises(SuiteError, match=r"^d\.yaml: nested too deeply to be a suite \(over 32 levels\)"):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.contract import PHASE_TIMED, PHASE_TIMING, in_timed_windows
-from tfscale.telemetry import Nvml, Sampler, pcie_every, selected_gpus, summarise
+from tfscale.host.telemetry import Nvml, Sampler, pcie_every, selected_gpus, summarise
 
 
 def host(t, phase, cpu, sent, recv, rss=100):
@@ -103,7 +103,7 @@ def test_sampler_on_this_host_reads_real_figures_and_stops():
 
 
 def test_a_series_is_read_only_inside_its_run_folder_and_only_as_numbers(tmp_path):
-    from tfscale.telemetry import read_series
+    from tfscale.host.telemetry import read_series
 
     run = tmp_path / "run"
     (run / "telemetry").mkdir(parents=True)

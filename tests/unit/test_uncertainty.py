@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from tfscale.stats import t_975
-from tfscale.uncertainty import (
+from tfscale.stats.core import t_975
+from tfscale.stats.uncertainty import (
     BOOTSTRAP_RESAMPLES,
     Interval,
     ProcessSpread,

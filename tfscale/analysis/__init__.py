@@ -98,7 +98,7 @@ __all__ = [
 
 
 def analyze(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` (records: tfscale.store.load_results) with every derived column of docs/records.md per config: the
+    """`frame` (records: store.records.load_results) with every derived column of docs/records.md per config: the
     scaling figures (add_scaling), `mode` and `layout`, the loss breakdown, the communication share, and where they
     apply the simulated-network and input-twin figures; empty where a figure does not apply. What tfscale.run,
     tfscale.load_results and tfscale export give."""

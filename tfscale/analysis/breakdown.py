@@ -10,9 +10,9 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis.comm import exposed_comm
 from tfscale.analysis.keys import MEASUREMENT_KEY, _number, baseline_key, by_measurement, measurement_key
-from tfscale.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
-from tfscale.stats import median
-from tfscale.uncertainty import Interval, of_medians
+from tfscale.stats.core import median
+from tfscale.stats.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.uncertainty import Interval, of_medians
 
 BREAKDOWN_METHOD = (
     "gap = measured median step - ideal step (strong: T1/N, weak: T1, with T1 the baseline's median step); "

@@ -10,7 +10,7 @@ import pandas as pd
 from tfscale import formatting as fmt
 from tfscale import metrics as m
 from tfscale.analysis.keys import MEASUREMENT_KEY, _missing, _number, measurement_key, workload_key
-from tfscale.comm import exposed_not_measured
+from tfscale.measures.comm import exposed_not_measured
 
 COMM_ESTIMATES = (
     ("exposed", m.COMM_TIME_EXPOSED_S),

@@ -42,7 +42,7 @@ GOODPUT_METHOD = (
 
 def add_goodput(out: pd.DataFrame, baselines: dict[tuple, pd.Series]) -> pd.DataFrame:
     """The goodput columns (GOODPUT_COLUMNS) of every ok teacher-task config with a baseline; empty elsewhere."""
-    from tfscale.goodput import Goodput, NoiseScale
+    from tfscale.measures.goodput import Goodput, NoiseScale
 
     own = _numeric(out, m.GRAD_NOISE_SCALE)
     keys = out.apply(workload_key, axis=1) if len(out) else pd.Series(dtype=object)

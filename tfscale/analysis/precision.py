@@ -11,7 +11,7 @@ import pandas as pd
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.analysis.keys import _missing
-from tfscale.repeats import process_medians, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.repeats import process_medians, spread_of  # samples: per process for configs run with repeats
 
 PRECISION_NOTE = (
     "Step times of one config differ more between fresh processes than within one (process medians 4-16 % sd "

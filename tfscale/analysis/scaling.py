@@ -10,8 +10,8 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis.goodput import add_goodput
 from tfscale.analysis.keys import _numeric, measurement_key, workload_key
-from tfscale.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
-from tfscale.uncertainty import ratio_of_medians, scaled
+from tfscale.stats.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.uncertainty import ratio_of_medians, scaled
 
 
 def _baselines(frame: pd.DataFrame) -> dict[tuple, pd.Series]:
@@ -57,9 +57,9 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def energy_and_cost(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """joules_per_example and cost_per_million_examples of each config (tfscale.energy, which gives NaN for a
+    """joules_per_example and cost_per_million_examples of each config (tfscale.measures.energy, which gives NaN for a
     missing figure: not measured, failed, no price)."""
-    from tfscale.energy import cost_per_million_examples, joules_per_example
+    from tfscale.measures.energy import cost_per_million_examples, joules_per_example
 
     joules, cost = [], []
     for _, row in frame.iterrows():
@@ -91,7 +91,7 @@ SCALING_FIGURES = (
 
 
 def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, float]:
-    """Speedup and efficiency of `row` against `base`, each with its 95 % CI (tfscale.uncertainty).
+    """Speedup and efficiency of `row` against `base`, each with its 95 % CI (tfscale.stats.uncertainty).
 
     Both figures are the ratio of the baseline's median step to the config's, times a constant (strong: 1; weak:
     the ratio of examples per step, or of the throughputs the ranks reported): the CI is that of the ratio of

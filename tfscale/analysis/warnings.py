@@ -6,7 +6,7 @@ import pandas as pd
 
 from tfscale import formatting as fmt
 from tfscale import metrics as m
-from tfscale.precision import DRIFT_FLAG, drift_beyond_noise
+from tfscale.stats.precision import DRIFT_FLAG, drift_beyond_noise
 
 HIGH_CV = 0.10  # MAD / median above this is flagged as high step-time variation
 

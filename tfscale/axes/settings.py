@@ -97,7 +97,7 @@ SETTINGS: dict[str, Axis] = _axes(
         "fresh worker processes per config, interleaved over the sweep (every config once, then again); their "
         "medians are combined and the CI then covers the spread between processes; auto: each workload's 1-device "
         "and first 2-device config run twice (at least 3 degrees of freedom in all), the others once, and every "
-        "CI covers the spread those measure (tfscale/autorepeats.py)",
+        "CI covers the spread those measure (tfscale/suite/autorepeats.py)",
         minimum=1,
         maximum=MAX_REPEATS,
         sweepable=False,
@@ -234,8 +234,8 @@ SETTINGS: dict[str, Axis] = _axes(
         "peak_flops_per_s",
         float,
         None,
-        "peak FLOP/s of one device, the denominator of mfu; empty: GPUs from tfscale.peaks' datasheet table, CPUs "
-        "measured by a matmul microbenchmark before the sweep",
+        "peak FLOP/s of one device, the denominator of mfu; empty: GPUs from tfscale.measures.peaks' datasheet table, "
+        "CPUs measured by a matmul microbenchmark before the sweep",
         minimum=1,
         maximum=1e21,
         nullable=True,

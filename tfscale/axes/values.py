@@ -7,7 +7,7 @@ from typing import Any
 
 ZOO_MODELS = ("mlp", "cnn", "transformer")
 
-AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfscale.precision)
+AUTO = "auto"  # steps, warmup_steps, window_steps: chosen while measuring (tfscale.stats.precision)
 
 # Defaults of the precision settings (why these values: docs/report.md, "How step time is measured, and how long").
 # min_window_s auto, per device: the host sync must cost < 1 % of a window. On CPU a sync is a 13 us loss fetch (a
@@ -61,7 +61,7 @@ class Axis:
     nullable: bool = False  # None is allowed and means "not applicable / TF's default"
     sweepable: bool = True  # may appear in `matrix`; run settings may only be set in defaults / include
     recorded: bool = True  # a record column (every axis; the settings that say how the samples were taken)
-    auto: bool = False  # also takes the string AUTO: the worker chooses (tfscale.precision has the rules)
+    auto: bool = False  # also takes the string AUTO: the worker chooses (tfscale.stats.precision has the rules)
     # Run settings: False where a difference leaves what the timed steps measure as it was (a timeout, a price);
     # compare names every differing setting and refuses to gate across those that are True.
     timing: bool = True

@@ -17,9 +17,9 @@ def collect(folder: str, run_id: str | None, results_dir: str, reports_dir: str,
     """Merge the result parts in DIR/results (written by the tasks of DIR's launch files) into records, as
     `tfscale run` does, then print the summary and write the report."""
     from tfscale.cli.echo import click_echo
-    from tfscale.collect import collect as collect_parts
-    from tfscale.runner import default_run_id
-    from tfscale.sweep import summary_and_report
+    from tfscale.runner.collect import collect as collect_parts
+    from tfscale.runner.configs import default_run_id
+    from tfscale.runner.sweep import summary_and_report
 
     done = collect_parts(folder, results_dir, run_id or default_run_id())
     click.echo(f"collected {len(done.records)} process(es) into {done.run_dir / 'records.jsonl'}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tfscale.commbench import format_sweep, run_sweep, sizes_between, store_sweep, sweep_spec, topology_spec
+from tfscale.runner.commbench import format_sweep, run_sweep, sizes_between, store_sweep, sweep_spec, topology_spec
 
 
 @click.command()
@@ -55,8 +55,8 @@ def commbench(
         click.echo("note: --devices is deprecated here: it meant devices per node; use --devices-per-node", err=True)
         devices_per_node = old_devices_per_node
     from tfscale.launch.local import LocalLauncher
-    from tfscale.runner import default_run_id
-    from tfscale.store import run_dir
+    from tfscale.runner.configs import default_run_id
+    from tfscale.store.records import run_dir
 
     spec = topology_spec(
         device,

@@ -51,11 +51,11 @@ def compare(
     """Compare BASE and NEW (run folders, suite folders: each config's latest run, or records files; configs matched
     by config_id, else by axes), naming first what makes them unlike: other settings, other hardware."""
     # Late imports: pandas and plotly load only for this command.
-    from tfscale.compare_runs import compare_paths
-    from tfscale.gate import gate_fails, junit_xml, markdown_table, summary_line
+    from tfscale.analysis.compare_runs import compare_paths
+    from tfscale.analysis.gate import gate_fails, junit_xml, markdown_table, summary_line
     from tfscale.htmlreport.comparison import render_comparison
     from tfscale.jsonout import dumps
-    from tfscale.store import ENV_FILE, check_outputs, find_records_files, write_atomic
+    from tfscale.store.records import ENV_FILE, check_outputs, find_records_files, write_atomic
 
     read = [
         f for side in (base, new) for records in find_records_files(side) for f in (records, records.parent / ENV_FILE)
@@ -88,8 +88,8 @@ OUTPUT_OPTIONS = "-o, --junit and --markdown"
 def gate(found, allow_missing: bool, allow_different_settings: bool) -> None:
     """--fail-on-regression: exit 2 where the sides measured unlike things, 1 on a regression or a lost config, 2
     where a compared config has no verdict."""
-    from tfscale.compare import GATE_MIN_PROCESSES
-    from tfscale.gate import gate_fails, without_verdict
+    from tfscale.analysis.compare import GATE_MIN_PROCESSES
+    from tfscale.analysis.gate import gate_fails, without_verdict
 
     rows = found.rows
     if found.unlike() and not allow_different_settings:
@@ -109,8 +109,8 @@ def gate(found, allow_missing: bool, allow_different_settings: bool) -> None:
 
 def show(found, summary: str, path: Path, junit: str | None, markdown: str | None) -> None:
     """The comparison for a person: what makes the sides unlike, a row per config, lost configs, environment."""
-    from tfscale.compare import NO_VERDICT_NOTE, p_text
-    from tfscale.gate import change_text, shift_text, without_verdict
+    from tfscale.analysis.compare import NO_VERDICT_NOTE, p_text
+    from tfscale.analysis.gate import change_text, shift_text, without_verdict
     from tfscale.textable import format_table
 
     rows = found.rows

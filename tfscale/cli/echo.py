@@ -1,10 +1,10 @@
-"""Where the CLI writes the lines of library calls (tfscale.sweep.Echo)."""
+"""Where the CLI writes the lines of library calls (tfscale.runner.sweep.Echo)."""
 
 from __future__ import annotations
 
 import click
 
-from tfscale.sweep import Echo
+from tfscale.runner.sweep import Echo
 
 
 def click_echo() -> Echo:

@@ -13,9 +13,9 @@ import click
 def env(output: str | None, as_json: bool) -> None:
     """Print a one-paragraph summary, then the JSON: TF version and build, devices, CPU, memory, GPUs (NVML) and
     package versions."""
-    from tfscale.envinfo import collect_env
-    from tfscale.preflight import env_summary
-    from tfscale.store import write_json_atomic
+    from tfscale.host.envinfo import collect_env
+    from tfscale.host.preflight import env_summary
+    from tfscale.store.records import write_json_atomic
 
     document = collect_env()
     if not as_json:

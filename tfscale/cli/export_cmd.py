@@ -25,14 +25,14 @@ def export(path: str, fmt: str, output: str | None) -> None:
     """Write the records under PATH (file, run, suite folder or results root), with the scaling columns: as one
     table, or as an HParams experiment (axes as hyperparameters, figures as metrics) for `tensorboard --logdir`."""
     from tfscale.api import load_results  # late: pandas only for this command
-    from tfscale.store import check_output, find_records_files, write_atomic
+    from tfscale.store.records import check_output, find_records_files, write_atomic
 
     source = Path(path)
     beside = source.parent if source.is_file() else source
     read = find_records_files(path)
     frame = load_results(path)  # with every derived column (tfscale.analyze)
     if fmt == "tensorboard":
-        from tfscale.hparams import write_hparams
+        from tfscale.store.hparams import write_hparams
 
         target = Path(output) if output else beside / "tensorboard"
         if target.is_file():

@@ -27,7 +27,7 @@ def history(
     from tfscale.api import history as history_of  # late: pandas only for this command
     from tfscale.htmlreport.history import junit_xml, markdown_text, page, summary_lines
     from tfscale.jsonout import dumps, table
-    from tfscale.store import check_outputs, find_records_files, write_atomic
+    from tfscale.store.records import check_outputs, find_records_files, write_atomic
 
     check_outputs([output, markdown, junit], find_records_files(path), "-o, --markdown and --junit")
     found = history_of(path)

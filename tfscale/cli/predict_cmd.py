@@ -46,9 +46,9 @@ def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple
     devices = devices + old_devices + tuple(more)
     if not devices:
         raise TfscaleError("give the device counts to predict: --devices 8 16 64")
-    from tfscale.predict import METHOD, holdout, unmodelled  # late: pandas only for this command
-    from tfscale.predict import predict as predict_rows
-    from tfscale.store import load_results
+    from tfscale.analysis.predict import METHOD, holdout, unmodelled  # late: pandas only for this command
+    from tfscale.analysis.predict import predict as predict_rows
+    from tfscale.store.records import load_results
 
     frame = load_results(*folders)
     rows = predict_rows(frame, list(devices))
@@ -69,7 +69,7 @@ def predict(paths: tuple[str, ...], devices: tuple[int, ...], old_devices: tuple
 def show(frame, rows) -> None:
     """The predictions for a person: a table, its warnings, what was not predicted, the hold-out checks, the method."""
     from tfscale import formatting as fmt
-    from tfscale.predict import METHOD, holdout, link_of, unmodelled
+    from tfscale.analysis.predict import METHOD, holdout, link_of, unmodelled
     from tfscale.textable import format_table
 
     if rows.empty:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tfscale.cli.echo import click_echo
-from tfscale.sweep import summary_and_report
+from tfscale.runner.sweep import summary_and_report
 
 
 @click.command()

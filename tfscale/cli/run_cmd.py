@@ -1,5 +1,5 @@
 """`tfscale run SUITE`: plan, run every config in its own worker process, store records, write the report
-(tfscale.sweep.run_suite, which `tfscale.run` from Python calls too).
+(tfscale.runner.sweep.run_suite, which `tfscale.run` from Python calls too).
 
 Resume: configs are identified by config_id; in a run folder that already has records, configs with a record are
 skipped (default when --run-id names an existing run), --rerun-failed runs failed ones again (their old records are
@@ -13,7 +13,7 @@ import click
 
 from tfscale.api import load
 from tfscale.cli.echo import click_echo
-from tfscale.sweep import INTERRUPTED_EXIT, RUN_LAUNCHERS, SlurmArgs, run_suite
+from tfscale.runner.sweep import INTERRUPTED_EXIT, RUN_LAUNCHERS, SlurmArgs, run_suite
 
 
 @click.command()

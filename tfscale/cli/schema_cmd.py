@@ -10,8 +10,8 @@ import click
 def schema(output: str | None) -> None:
     """Write the JSON Schema of the suite file. Editors with the YAML language server validate and complete a suite
     whose first line is `# yaml-language-server: $schema=FILE` (FILE relative to the suite)."""
-    from tfscale.schema import schema_text
-    from tfscale.store import check_output, write_atomic
+    from tfscale.store.records import check_output, write_atomic
+    from tfscale.suite.schema import schema_text
 
     text = schema_text()
     if output is None:

@@ -14,10 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from tfscale import findings
 from tfscale import metrics as m
 from tfscale._version import __version__
-from tfscale.analysis import add_scaling, caveat, condense
+from tfscale.analysis import add_scaling, caveat, condense, findings
 from tfscale.htmlreport.parts import (  # noqa: F401  (the names other pages and tests use)
     INLINE_ROWS,
     TITLE_WIDTH,
@@ -32,7 +31,7 @@ from tfscale.htmlreport.parts import (  # noqa: F401  (the names other pages and
 from tfscale.htmlreport.sections import Context, Omitted, Section, build
 from tfscale.htmlreport.sections.telemetry import load_series
 from tfscale.htmlreport.sections.warnings import MAX_WARNINGS, warnings_html  # noqa: F401
-from tfscale.store import (
+from tfscale.store.records import (
     COMMBENCH_FILE,
     ENV_FILE,
     check_output,
@@ -107,7 +106,7 @@ FINDINGS_COLUMNS = ("devices", "examples/s", "speedup", "efficiency")  # right-a
 
 def findings_section(frame: pd.DataFrame) -> str:
     """The headline: per workload the best layout at each device count, the loss at the largest count and its
-    largest cause, and the configs that failed (tfscale.findings)."""
+    largest cause, and the configs that failed (tfscale.analysis.findings)."""
     best = findings.best_rows(frame)
     failed = findings.failed_lines(frame)
     if best.empty:

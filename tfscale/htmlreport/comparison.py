@@ -1,4 +1,4 @@
-"""One self-contained HTML page comparing two sweeps (tfscale.compare rows + environment differences)."""
+"""One self-contained HTML page comparing two sweeps (tfscale.analysis.compare rows + environment differences)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfscale import metrics as m
-from tfscale.compare import GATE_MIN_PROCESSES, NO_VERDICT_NOTE, TESTED_ON, Lost
+from tfscale.analysis.compare import GATE_MIN_PROCESSES, NO_VERDICT_NOTE, TESTED_ON, Lost
 from tfscale.htmlreport.parts import figure_html, plotly_scripts, records_table
 
 COLUMNS = (

@@ -11,8 +11,7 @@ import pandas as pd
 import plotly.io as pio
 
 from tfscale import metrics as m
-from tfscale.htmlreport.parts import figure_data_html, plotly_scripts
-from tfscale.runhistory import (
+from tfscale.analysis.history import (
     CHANGES,
     COMMIT,
     CONFIG,
@@ -30,6 +29,7 @@ from tfscale.runhistory import (
     History,
     step_line,
 )
+from tfscale.htmlreport.parts import figure_data_html, plotly_scripts
 from tfscale.untrusted import markdown_text as plain_markdown
 from tfscale.untrusted import visible, xml_text
 

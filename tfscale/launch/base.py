@@ -2,7 +2,7 @@
 
 A launcher is a context manager held for a whole sweep (Slurm holds its allocation; local holds nothing) and
 starts every process of one config per `run(job)`: a single-process config is a cluster of one task. It never
-reads results into records: `tfscale.runner.record_fields` turns any launcher's outcome into record columns.
+reads results into records: `tfscale.runner.configs.record_fields` turns any launcher's outcome into record columns.
 
 Adding a launcher (Kubernetes, say) means one subclass: `run`, and optionally `unavailable` (configs it cannot
 run become skipped records), `live_pids` (what telemetry samples) and `script` (what `tfscale launch` writes).
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from tfscale import contract
 from tfscale.contract import Task
 from tfscale.labels import model_label
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 from tfscale.untrusted import visible
 
 if TYPE_CHECKING:
-    from tfscale.planner import Plan
+    from tfscale.suite.planner import Plan
 
 
 @dataclass(frozen=True)

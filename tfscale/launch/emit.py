@@ -18,8 +18,8 @@ from tfscale import contract
 from tfscale.errors import TfscaleError
 from tfscale.launch import checks
 from tfscale.launch.base import spec_file
-from tfscale.planner import Plan
-from tfscale.store import write_atomic, write_json_atomic
+from tfscale.store.records import write_atomic, write_json_atomic
+from tfscale.suite.planner import Plan
 
 SPEC_ORDER_FILE = "order.json"  # specs/order.json: the config ids in plan order (tfscale collect keeps it)
 

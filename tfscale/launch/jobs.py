@@ -12,9 +12,9 @@ from typing import Any
 from tfscale import contract
 from tfscale import metrics as m
 from tfscale.launch.base import STOPPED_STALL, STOPPED_STARTUP, STOPPED_TIMEOUT, Job, Launcher, Outcome
-from tfscale.merge import merge_rank_parts
-from tfscale.spec import RunSpec
-from tfscale.store import LOGS_DIR, WORK_DIR, write_json_atomic
+from tfscale.measures.merge import merge_rank_parts
+from tfscale.store.records import LOGS_DIR, WORK_DIR, write_json_atomic
+from tfscale.suite.spec import RunSpec
 
 LOG_TAIL_LINES = 20
 

@@ -38,8 +38,8 @@ from tfscale.launch.tasks import (
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError
 from tfscale.netsim.network import unavailable_reason as network_unavailable
-from tfscale.spec import RunSpec
-from tfscale.store import read_json
+from tfscale.store.records import read_json
+from tfscale.suite.spec import RunSpec
 
 
 def tasks_env(tasks, gpus: dict, nccl_on_link: dict) -> dict[str, dict[str, str]]:

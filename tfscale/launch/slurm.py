@@ -54,8 +54,8 @@ from tfscale.launch.srun import (
 )
 from tfscale.launch.tasks import MAX_ATTEMPTS, RELAUNCH_MARKERS, Watch, pick_ports
 from tfscale.launch.watchdog import ProgressWatch
-from tfscale.spec import RunSpec
-from tfscale.store import read_json
+from tfscale.store.records import read_json
+from tfscale.suite.spec import RunSpec
 
 TOOLS = ("salloc", "srun", "squeue", "scancel")
 POLL_S = 0.5

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tfscale import contract
 from tfscale.launch import checks
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 
 
 @dataclass(frozen=True)

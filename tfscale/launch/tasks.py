@@ -23,7 +23,7 @@ from tfscale.launch.base import (
 )
 from tfscale.launch.processes import kill_trees, start_worker
 from tfscale.launch.watchdog import read_phases
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 
 # A cluster's failures that a fresh attempt on freshly picked ports cures: a picked port taken by another process
 # before TF bound it, and gRPC's "Unable to parse request", seen once (a ParameterServer worker of a fresh-clone

@@ -2,5 +2,5 @@
 `tc tbf` to a set rate in both directions, so multi-node runs on one machine go through a link of known speed.
 
 Parent side only (no TensorFlow). Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) and the `ip`, `tc` and `nsenter`
-tools. Link rates are parsed by `tfscale.linkrate` (pure, below the suite loader).
+tools. Link rates are parsed by `tfscale.suite.linkrate` (pure, below the suite loader).
 """

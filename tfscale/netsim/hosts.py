@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tfscale.contract import LOOPBACK, Placement, Task, node_of
 from tfscale.netsim.linkcheck import LinkCheck, measure_link
 from tfscale.netsim.network import Layout, SimNetwork, new_layout
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass
 
 from tfscale.errors import TfscaleError
-from tfscale.linkrate import parse_rate, tbf_burst_bytes
+from tfscale.suite.linkrate import parse_rate, tbf_burst_bytes
 
 NAMESPACE_PREFIX = "tfscale-"
 IFACE_PREFIX = "tfs"  # interface names are limited to 15 characters: tfs + 6 hex + role + node

@@ -8,7 +8,7 @@ import time
 
 from tfscale import contract
 from tfscale.contract import PORT_BASE_ENV, PROGRESS_ENV
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 
 STOP_POLL_S = 1.0
 SERVER_INTER_OP_THREADS = 4  # fewer and a ParameterServer cluster hangs on a 2-core host (seen with TF 2.21)

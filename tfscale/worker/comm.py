@@ -1,4 +1,4 @@
-"""Communication timing inside a data-parallel step, measured beside the fused step (tfscale.comm defines terms).
+"""Communication timing inside a data-parallel step, measured beside the fused step (measures.comm defines terms).
 
 - compute-only step: `strategy.run` of the per-replica gradient computation, no all-reduce, no update;
 - split step: given gradients already computed (untimed), their all-reduce through the strategy's own
@@ -139,9 +139,9 @@ METHOD = (
 
 
 def figures(samples: CommSamples, fused_samples: list[float], window: int, grad_bytes: int, replicas: int) -> dict:
-    """Record columns (tfscale.comm.comm_figures and comm_intervals) plus the method sentence."""
+    """Record columns (tfscale.measures.comm.comm_figures and comm_intervals) plus the method sentence."""
     from tfscale import metrics as m
-    from tfscale.comm import comm_figures, comm_intervals
+    from tfscale.measures.comm import comm_figures, comm_intervals
 
     return (
         comm_figures(

@@ -10,7 +10,7 @@ import statistics
 
 import tensorflow as tf
 
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.comm import all_reduce
 from tfscale.worker.loop import host_sync

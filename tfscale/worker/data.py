@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from tfscale.workload import Workload
+from tfscale.suite.workload import Workload
 
 
 def is_image(spec: tf.TensorSpec) -> bool:

@@ -1,4 +1,4 @@
-"""Energy of the timed windows, read from hardware counters by the training rank (tfscale.energy has the rules).
+"""Energy of the timed windows, read from hardware counters by the training rank (measures.energy has the rules).
 
 GPU configs read NVML's total-energy counter of the rank's own GPUs; CPU configs the host's RAPL package counters,
 only for a single-process config (RAPL counts the whole host: cluster ranks sharing it cannot be told apart).
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.energy import energy_between
+from tfscale.measures.energy import energy_between
 
 RAPL = Path("/sys/class/powercap")
 NVML_METHOD = "NVML total-energy counters of the config's GPUs, summed, over the timed windows"

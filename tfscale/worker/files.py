@@ -27,9 +27,9 @@ import numpy as np
 import tensorflow as tf
 
 from tfscale.axes import TASK_RANDOM, TASK_TEACHER
-from tfscale.envinfo import cache_dir
+from tfscale.host.envinfo import cache_dir
+from tfscale.suite.workload import Workload
 from tfscale.worker.data import batch_of, is_image
-from tfscale.workload import Workload
 
 FORMAT_VERSION = 1  # history: 1 = id, x (JPEG for images), y; bump when the bytes of a dataset change
 MANIFEST = "manifest.json"

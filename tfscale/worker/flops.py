@@ -1,4 +1,4 @@
-"""FLOPs of a config's training step, counted from its own graph (tfscale.flops has the rules and the why).
+"""FLOPs of a config's training step, counted from its own graph (tfscale.measures.flops has the rules and the why).
 
 The per-replica gradient computation is traced, never run, on a fresh copy of the workload built on the CPU, after
 the timed windows and the memory peaks have been read: the copy costs neither device memory nor measured time.
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.flops import COUNTED_OPS, FLOPS_METHOD, op_flops
-from tfscale.spec import RunSpec
+from tfscale.measures.flops import COUNTED_OPS, FLOPS_METHOD, op_flops
+from tfscale.suite.spec import RunSpec
 
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 

@@ -1,5 +1,5 @@
 """What a config's training step reads with `data: files`: the tf.data pipeline over the dataset files (or the
-user model's own `dataset_fn`), and the input figures measured beside the timed windows (tfscale.inputs).
+user model's own `dataset_fn`), and the input figures measured beside the timed windows (tfscale.measures.inputs).
 
 The pipeline is the one TensorFlow's input-pipeline guide recommends: shuffled files interleaved in parallel,
 parse and decode in a parallel map, optional cache, shuffle buffer, repeat, augmentation (images: pad-and-crop,
@@ -24,12 +24,12 @@ import tensorflow as tf
 from tfscale import metrics as m
 from tfscale.axes import AUTO, DATA_FILES, TASK_TEACHER
 from tfscale.contract import TEST_DATA_DELAY_ENV
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.workload import Workload
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import is_image
 from tfscale.worker.files import Dataset, ensure_dataset
 from tfscale.worker.timing import time_calls
-from tfscale.workload import Workload
 
 DatasetFn = Callable[[tf.distribute.InputContext], tf.data.Dataset]
 
@@ -234,7 +234,7 @@ def source(spec: RunSpec, workload: Workload, per_replica_batch: int) -> Source 
 
 
 def time_input(memory_step, sync, loop, dataset: tf.data.Dataset, batch: int) -> tuple[list[float], float]:
-    """The two timings behind tfscale.inputs' figures: windows of the step fed one pipeline batch held in memory
+    """The two timings behind measures.inputs' figures: windows of the step fed one pipeline batch held in memory
     (`memory_step`, ended by `sync`), as many as the timed loop had (at least MIN_INPUT_WINDOWS) and as long, after
     two untimed windows; then `dataset`, one pipeline of `batch`-example batches, drained alone (examples/s)."""
     window = loop.window_steps

@@ -3,7 +3,7 @@
 Timing (tfscale.worker.timing): wall clock over windows of `window_steps` steps; each window ends in a host sync,
 so device work queued asynchronously (GPUs) is inside the window it belongs to. Warm-up steps, including the
 first step (tracing, XLA compilation), are never in a window. How many steps a window, the warm-up and the timed
-part take: tfscale.precision.
+part take: tfscale.stats.precision.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from tfscale.contract import PHASE_TIMED, PHASE_TIMING, WINDOW_PHASE_PREFIX
-from tfscale.precision import (
+from tfscale.stats.precision import (
     STOP_FIXED,
     STOP_TARGET,
     WARMUP_BUDGET,
@@ -30,9 +30,9 @@ from tfscale.precision import (
     steady,
     stop_reason,
 )
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.workload import Workload
 from tfscale.worker.timing import time_calls
-from tfscale.workload import Workload
 
 # float16 gradients underflow without loss scaling. Keras 3's dynamic LossScaleOptimizer fails inside
 # strategy.run (its apply_gradients calls merge_call inside a cond: seen with Keras 3.15 under Mirrored and
@@ -130,8 +130,8 @@ class LoopResult:
     final_loss: float | None  # the last timed step's (None where the mode reads it otherwise)
     timing: str  # how the samples were measured, one sentence
     warmup_steps: int = 0  # untimed steps run before the timed windows, the first step included
-    warmup_stop: str = ""  # why the warm-up ended (tfscale.precision.WARMUP_*)
-    measure_stop: str = ""  # why the timed windows ended (tfscale.precision.STOP_*)
+    warmup_stop: str = ""  # why the warm-up ended (tfscale.stats.precision.WARMUP_*)
+    measure_stop: str = ""  # why the timed windows ended (tfscale.stats.precision.STOP_*)
     extra: dict = field(default_factory=dict)  # strategy-specific record columns (e.g. ParameterServer ranks)
 
 
@@ -144,7 +144,7 @@ def _alone(values: list[float]) -> list[float]:
 
 @dataclass(frozen=True)
 class Plan:
-    """How the loop measures, from the spec's precision settings (tfscale.precision has the rules)."""
+    """How the loop measures, from the spec's precision settings (tfscale.stats.precision has the rules)."""
 
     steps: int | str
     warmup_steps: int | str
@@ -222,7 +222,7 @@ def warm_up(train_step, sync, plan: Plan, agree: Agree, progress: _Progress) -> 
 
 class _Stop:
     """After each timed window: whether to take another (fixed steps: until they are done; auto: until
-    tfscale.precision.stop_reason says stop, checked when check_due, every rank of a cluster agreeing), and why the
+    stats.precision.stop_reason says stop, checked when check_due, every rank of a cluster agreeing), and why the
     windows stopped."""
 
     def __init__(self, plan: Plan, window: int, windows: int | None, agree: Agree, progress, after_window) -> None:
@@ -260,7 +260,7 @@ def run_timed_loop(
 ) -> LoopResult:
     """The first step timed on its own, the warm-up (`warm_up`), then timed windows of a fixed number of steps,
     each ended by `sync` (host_sync gives it and `how`, the sentence that says what it does), until the fixed
-    steps are done or `tfscale.precision.stop_reason` says stop. `start_timing` runs before the first timed
+    steps are done or `tfscale.stats.precision.stop_reason` says stop. `start_timing` runs before the first timed
     window; `agree` (cluster trainers) makes every rank take the same decisions."""
     agree = agree or _alone
     progress = _Progress(on_window)

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tfscale import contract
-from tfscale.spec import RunSpec
-from tfscale.store import write_json_atomic
+from tfscale.store.records import write_json_atomic
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import cluster_task, is_server, serve, set_task, slurm_environment
 
 

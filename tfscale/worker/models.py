@@ -11,9 +11,9 @@ import sys
 import keras
 import tensorflow as tf
 
-from tfscale.spec import RunSpec
-from tfscale.workload import Workload
-from tfscale.zoo import CLASSES, MLP_SIZES, TRANSFORMER_SIZES
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.workload import Workload
+from tfscale.suite.zoo import CLASSES, MLP_SIZES, TRANSFORMER_SIZES
 
 
 def _classification_loss(y_true, y_pred):

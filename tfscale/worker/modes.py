@@ -16,9 +16,9 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale.axes import mode_of
 from tfscale.contract import ENERGY_GPUS_ENV, TEST_SLEEP_ENV, VISIBLE_GPUS_ENV, first_trainer, parse_visible_gpus
-from tfscale.envinfo import cpu_set_text
 from tfscale.gpus import gpu_uuids, nvml_uuids
-from tfscale.spec import RunSpec
+from tfscale.host.envinfo import cpu_set_text
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.energy import EnergyMeter
 from tfscale.worker.flops import flops_columns
@@ -131,8 +131,8 @@ def measurements(spec: RunSpec, loop: LoopResult, trainer: Trainer, peak: PeakMe
     """The record columns the worker measured: the common ones, then the mode's (loop.extra) over them."""
     import tensorflow as tf
 
-    from tfscale.merge import precision_columns, step_stats_columns
-    from tfscale.stats import StepStats
+    from tfscale.measures.merge import precision_columns, step_stats_columns
+    from tfscale.stats.core import StepStats
     from tfscale.worker.memory import host_rss_peak_bytes
 
     stats = StepStats.from_samples(loop.samples_s)

@@ -1,4 +1,4 @@
-"""The gradient noise scale measured inside the training step (tfscale.goodput has the estimator).
+"""The gradient noise scale measured inside the training step (tfscale.measures.goodput has the estimator).
 
 Keras 3's optimizer all-reduces the replicas' gradients itself, in `_all_reduce_sum_gradients`, inside
 `apply_gradients`. `NoiseProbe` wraps that method on the config's optimizer: the same one all-reduce runs, and
@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from tfscale.goodput import ProbeSchedule, step_estimates
+from tfscale.measures.goodput import ProbeSchedule, step_estimates
 
 
 def _squared_norm(gradients) -> tf.Tensor:

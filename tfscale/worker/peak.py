@@ -1,9 +1,9 @@
 """The CPU's peak FLOP/s per logical device, measured once per host by a matmul microbenchmark (the denominator of
-MFU on CPUs; GPUs take theirs from tfscale.peaks' datasheet table).
+MFU on CPUs; GPUs take theirs from tfscale.measures.peaks' datasheet table).
 
 For each logical-device count n asked for: n square matmuls at a time, one on each of n logical CPU devices (they
 share the host's cores, as the configs' devices do), timed in windows of at least WINDOW_S after a warm-up; a
-count's figure is its best window. tfscale.peaks takes the host's peak as the best any count reached (n matmuls at
+count's figure is its best window. measures.peaks takes the host's peak as the best any count reached (n matmuls at
 once oversubscribe the cores' threads: two at once reached 0.6 of one, once, here), and a device's peak as its n-th
 part, since n logical devices share the same cores. Each compute dtype the configs train in is measured.
 """
@@ -28,7 +28,7 @@ METHOD = (
 def measure(counts: list[int], dtypes: list[str]) -> dict[str, Any]:
     """{"total": {dtype: {str(n): FLOP/s of n at once}}, "spread": {dtype: {str(n): (max - min) / median of the
     windows}}, "method": METHOD}, for each of `counts` (the parent asks for 1 too: the host's own peak). Sets up
-    max(counts) logical CPU devices (TF allows that once per process). tfscale.peaks makes the per-device peaks."""
+    max(counts) logical CPU devices (TF allows that once per process). measures.peaks makes the per-device peaks."""
     import tensorflow as tf
 
     from tfscale.worker.devices import setup_devices

@@ -15,11 +15,11 @@ import keras
 import tensorflow as tf
 
 from tfscale import metrics as m
-from tfscale.spec import RunSpec
-from tfscale.stages import balanced_cuts, bubble_theory, groups
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.stages import balanced_cuts, bubble_theory, groups
+from tfscale.suite.workload import Workload
 from tfscale.worker.timing import time_calls
 from tfscale.worker.trainer import Trainer, model_parallel_start, variable_bytes
-from tfscale.workload import Workload
 
 METHOD = (
     "pipeline: layers cut into contiguous stages balanced by parameter bytes, stage s on device s; GPipe "

@@ -14,10 +14,10 @@ from typing import Any
 import tensorflow as tf
 
 from tfscale import metrics as m
-from tfscale.inputs import input_columns
-from tfscale.merge import counts_from_positions, parameter_server_ranks
-from tfscale.spec import RunSpec
-from tfscale.stats import median
+from tfscale.measures.inputs import input_columns
+from tfscale.measures.merge import counts_from_positions, parameter_server_ranks
+from tfscale.stats.core import median
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.data import synthetic_dataset
 from tfscale.worker.input import SOURCE_SYNTHETIC, source, time_input
@@ -139,7 +139,7 @@ class Chief:
         )
 
     def input_figures(self, loop: LoopResult, throughput: float) -> dict[str, Any]:
-        """tfscale.inputs' figures: rounds fed one pipeline batch held in memory on every worker, beside the timed
+        """measures.inputs' figures: rounds fed one pipeline batch held in memory on every worker, beside the timed
         ones; the pipeline alone drained on the chief (one worker's pipeline, times the workers)."""
         files, workers = self.files, self.workers
         memory = iter(self.coordinator.create_per_worker_dataset(lambda: files.in_memory(self.context)))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from tfscale.axes import collective_of
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import cluster_resolver
 
 _CROSS_DEVICE_OPS: dict[str, Callable[[], tf.distribute.CrossDeviceOps]] = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import report_progress, task_devices
 from tfscale.worker.trainer import Trainer, variable_bytes
 
@@ -152,7 +152,7 @@ class NoiseProbing:
 
     @classmethod
     def of(cls, spec: RunSpec, built, gradients, replicas: int) -> NoiseProbing:
-        from tfscale.goodput import ProbeSchedule
+        from tfscale.measures.goodput import ProbeSchedule
         from tfscale.worker import noise as probe
 
         variables = built.workload.model.trainable_variables
@@ -197,7 +197,7 @@ def elementwise_max(strategy) -> Callable[[list[float]], list[float]]:
 def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) -> dict[str, Any]:
     """Compute-only, split and isolated timings beside the fused step (tfscale.worker.comm), with the fused
     step's windows (`loop`, a LoopResult)."""
-    from tfscale.comm import applicable
+    from tfscale.measures.comm import applicable
     from tfscale.worker import comm
 
     variables = built.workload.model.trainable_variables
@@ -210,10 +210,10 @@ def communication(spec: RunSpec, built: Built, gradients, iterator, sync, loop) 
 
 
 def input_figures(built: Built, files, make_step, sync, loop) -> dict[str, Any]:
-    """The input wait and the pipeline's own throughput (tfscale.inputs): windows of the same step fed one pipeline
+    """The input wait and the pipeline's own throughput (measures.inputs): windows of the same step fed one pipeline
     batch held in memory (tfscale.worker.input.time_input), then this process's pipeline drained alone. Every rank
     of a cluster runs the same windows (lockstep: the step all-reduces)."""
-    from tfscale.inputs import input_columns
+    from tfscale.measures.inputs import input_columns
     from tfscale.worker.input import time_input
 
     strategy = built.strategy
@@ -240,10 +240,10 @@ NOISE_SMALL = {
 
 
 def noise_columns(noise, halves: bool, every: int, loop) -> dict[str, Any]:
-    """The record's noise-scale columns from the accumulator's per-window sums (tfscale.goodput); `halves`: read
+    """The record's noise-scale columns from the accumulator's per-window sums (measures.goodput); `halves`: read
     from one replica's two half batches, else around the all-reduce of the replicas; `every`: grad_noise_every;
     `loop`: the timed windows (a LoopResult)."""
-    from tfscale.goodput import NoiseScale
+    from tfscale.measures.goodput import NoiseScale
 
     small_batches, big_batch = NOISE_SMALL["halves" if halves else "replicas"]
     windows = noise.windows

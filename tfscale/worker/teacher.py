@@ -22,8 +22,8 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from tfscale.suite.workload import Workload
 from tfscale.worker.data import is_image
-from tfscale.workload import Workload
 
 TEACHER_SEED = 1_000_003  # added to the suite's seed: the teacher's weights are not the model's initialisation
 HIDDEN = 64  # width of the two-layer teacher

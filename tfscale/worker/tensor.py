@@ -17,9 +17,9 @@ import tensorflow as tf
 from tensorflow.experimental import dtensor
 
 from tfscale import metrics as m
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.workload import Workload
 from tfscale.worker.trainer import Trainer, model_parallel_start
-from tfscale.workload import Workload
 
 UNSHARDED = dtensor.UNSHARDED
 LEARNING_RATE, MOMENTUM = 0.01, 0.9  # the same SGD as the data-parallel configs' keras.optimizers.SGD

@@ -1,5 +1,5 @@
 """A bounded profiler trace of a few extra steps (never timed steps), the collective time read from it, and where
-the steps' time goes by op (tfscale.opgroups).
+the steps' time goes by op (tfscale.measures.opgroups).
 
 The trace is the `.xplane.pb` that `tf.profiler.experimental` writes; `tensorflow.tsl.profiler.protobuf.xplane_pb2`
 reads it without TensorBoard. Collective ops run on their own lines (on CPU `collective_ops/...`: the op events
@@ -23,8 +23,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from tfscale.comm import union_length
-from tfscale.opgroups import OpEvent, breakdown
+from tfscale.measures.comm import union_length
+from tfscale.measures.opgroups import OpEvent, breakdown
 
 OP_EVENT = re.compile(r"^([\w/.\-]+):([A-Za-z_]\w*)$")  # "dense/MatMul:MatMul", as TF's executor names op events
 PYTHON_LINE = "python"  # lines named after the Python thread hold the eager calls around the ops
@@ -88,7 +88,7 @@ def op_columns(spaces: list, steps: int, traced_step_s: float) -> dict:
     """Per step: the time of each op group, the traced window and the wall time of the traced steps (s), and the
     top ops by self time as text."""
     from tfscale import metrics as m
-    from tfscale.opgroups import GROUP_COLUMNS
+    from tfscale.measures.opgroups import GROUP_COLUMNS
 
     result = breakdown([e for space in spaces for e in op_events(space)]).per_step(steps)
     columns = {column: result.groups[group] for group, column in GROUP_COLUMNS.items()}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tfscale.spec import RunSpec
+from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import report_progress
 from tfscale.worker.loop import Agree, LoopResult
 

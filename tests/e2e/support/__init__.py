@@ -60,7 +60,7 @@ def assert_communication_fields(r: dict) -> None:
         assert all(r[f] is None for f in COMM_FIELDS), r["config_id"]
         assert r["comm_method"].startswith("not measured: with jit (XLA)")
         return
-    if r["strategy"] == "central_storage":  # fused - compute-only is no communication time there (tfscale.comm)
+    if r["strategy"] == "central_storage":  # fused - compute-only is not communication (measures.comm)
         assert r["comm_time_exposed_s"] is None and r["overlap_fraction"] is None, r["config_id"]
         assert "; exposed communication not measured: under central_storage" in r["comm_method"]
         assert all(r[f] > 0 for f in COMM_FIELDS if f not in ("comm_time_exposed_s", "overlap_fraction"))

@@ -43,7 +43,7 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from tfscale.uncertainty import BOOTSTRAP_RESAMPLES, CONFIDENCE  # noqa: E402
+from tfscale.stats.uncertainty import BOOTSTRAP_RESAMPLES, CONFIDENCE  # noqa: E402
 from tfscale.worker.loop import make_gradients  # noqa: E402
 from tfscale.worker.models import mlp  # noqa: E402
 from tfscale.worker.noise import (  # noqa: E402

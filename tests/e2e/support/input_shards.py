@@ -12,7 +12,7 @@ os.environ["TF_CONFIG"] = sys.argv[1]
 
 import tensorflow as tf  # noqa: E402
 
-from tfscale.spec import RunSpec  # noqa: E402
+from tfscale.suite.spec import RunSpec  # noqa: E402
 from tfscale.worker.files import ensure_dataset  # noqa: E402
 from tfscale.worker.input import files_pipeline  # noqa: E402
 from tfscale.worker.models import build_workload  # noqa: E402

@@ -14,8 +14,8 @@ def main(mode: str) -> dict:
     from tensorflow.experimental import dtensor
     from tensorflow.python.eager import context
 
-    from tfscale.planner import expand
-    from tfscale.suite import parse_suite
+    from tfscale.suite.planner import expand
+    from tfscale.suite.suitefile import parse_suite
     from tfscale.worker import devices, models, tensor, trainer
 
     calls = []

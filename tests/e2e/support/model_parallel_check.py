@@ -18,8 +18,8 @@ def main(model: str, size: str, mode: str, devices: int) -> dict:
     import keras
     import tensorflow as tf
 
-    from tfscale.planner import expand
-    from tfscale.suite import parse_suite
+    from tfscale.suite.planner import expand
+    from tfscale.suite.suitefile import parse_suite
     from tfscale.worker.data import synthetic_batch
     from tfscale.worker.models import build_workload
     from tfscale.worker.trainer import variable_bytes

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from tfscale.analysis import add_scaling, layout_comparison
 from tfscale.htmlreport import figures
-from tfscale.store import load_results
+from tfscale.store.records import load_results
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

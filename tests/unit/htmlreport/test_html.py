@@ -51,7 +51,7 @@ def test_mfu_figure_only_where_mfu_was_measured():
     from tfscale import metrics as m
     from tfscale.analysis import add_scaling
     from tfscale.htmlreport.figures import MFU_TITLE, mfu_figure
-    from tfscale.store import load_results
+    from tfscale.store.records import load_results
 
     frame = add_scaling(load_results(Path(__file__).resolve().parents[2] / "data" / "quickstart-run"))
     assert mfu_figure(frame) is None  # records from before the FLOPs columns: no MFU plot, not one of zeros

@@ -12,9 +12,9 @@ import yaml
 
 from tfscale.cli import cli
 from tfscale.launch.emit import LaunchOptions, emit
-from tfscale.planner import expand
-from tfscale.spec import RunSpec
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.spec import RunSpec
+from tfscale.suite.suitefile import parse_suite
 
 SUITE = """
 name: lt

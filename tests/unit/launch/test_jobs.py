@@ -2,8 +2,8 @@
 
 from tfscale.launch.base import Outcome
 from tfscale.launch.jobs import failure
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def test_failure_reasons_name_signals_and_timeouts():

@@ -11,8 +11,8 @@ from tfscale.contract import cluster_tasks, tf_config
 from tfscale.launch.base import Job
 from tfscale.launch.local import LocalLauncher
 from tfscale.launch.tasks import cluster_spec, pick_ports
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 
 def test_cluster_spec_and_tf_config():

@@ -11,8 +11,8 @@ from tfscale.launch.srun import (
     step_geometry,
     step_gpus_per_node,
 )
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 SPECS = expand(
     parse_suite(

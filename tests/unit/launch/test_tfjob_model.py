@@ -12,8 +12,8 @@ import yaml
 
 from tfscale.launch.emit import LaunchOptions, emit
 from tfscale.launch.kubernetes import RESULTS_CLAIM, RESULTS_MOUNT, SHM_MOUNT, SPEC_MOUNT
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 
 kubeflow_training = pytest.importorskip("kubeflow.training", reason="the test extra installs kubeflow-training")
 kubernetes_client = pytest.importorskip("kubernetes.client")

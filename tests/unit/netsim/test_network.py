@@ -5,13 +5,13 @@ import pytest
 from tfscale.contract import Task, cluster_tasks, node_of
 from tfscale.errors import SuiteError
 from tfscale.launch.tasks import cluster_spec
-from tfscale.linkrate import parse_rate, tbf_burst_bytes
 from tfscale.netsim.clean import find_stale
 from tfscale.netsim.hosts import placement
 from tfscale.netsim.linkcheck import check_bytes
 from tfscale.netsim.network import Layout, setup_commands, teardown_commands, token_of, unavailable_reason
-from tfscale.planner import expand, network_note
-from tfscale.suite import parse_suite
+from tfscale.suite.linkrate import parse_rate, tbf_burst_bytes
+from tfscale.suite.planner import expand, network_note
+from tfscale.suite.suitefile import parse_suite
 
 
 @pytest.mark.parametrize(
@@ -189,8 +189,8 @@ def test_an_include_entry_may_name_its_own_network():
 
 
 def test_without_privileges_a_simulated_config_is_skipped_with_the_reason(monkeypatch, tmp_path):
-    from tfscale import runner
     from tfscale.launch import local
+    from tfscale.runner import configs as runner
 
     monkeypatch.setattr(local, "network_unavailable", lambda: "simulated networking is unavailable: needs root")
     spec = expand(parse_suite(SUITE, "n.yaml")).specs[1]

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tfscale.planner import expand
-from tfscale.suite import parse_suite
+from tfscale.suite.planner import expand
+from tfscale.suite.suitefile import parse_suite
 from tfscale.worker import cluster
 
 

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from tfscale import metrics as m
 from tfscale.htmlreport.figures.common import _ci_error_columns, _facet_rows, _layout, _ok, _per_layout_line
 from tfscale.labels import data_label, model_label
-from tfscale.opgroups import GROUP_COLUMNS
+from tfscale.measures.opgroups import GROUP_COLUMNS
 
 
 def energy_figure(frame: pd.DataFrame, column: str, label: str, wrap: int = 3) -> go.Figure | None:
@@ -29,7 +29,7 @@ def energy_figure(frame: pd.DataFrame, column: str, label: str, wrap: int = 3) -
     ok["ci_plus"] = ok["ci_minus"] = math.nan
     fig = _per_layout_line(ok, "value", label, [column], wrap)
     fig.update_yaxes(rangemode="tozero")
-    return _layout(fig, f"{label} vs devices (higher is better; tfscale.energy)", _facet_rows(ok, wrap))
+    return _layout(fig, f"{label} vs devices (higher is better; tfscale.measures.energy)", _facet_rows(ok, wrap))
 
 
 INPUT_TITLE = (
@@ -90,7 +90,7 @@ OPS_TITLE = (
 
 
 def ops_figure(rows: pd.DataFrame) -> go.Figure | None:
-    """Stacked bars: per profiled config, ms per traced step of each op group (tfscale.opgroups)."""
+    """Stacked bars: per profiled config, ms per traced step of each op group (tfscale.measures.opgroups)."""
     if rows.empty:
         return None
     long = rows.melt(id_vars=["config"], value_vars=list(GROUP_COLUMNS.values()), var_name="column", value_name="s")

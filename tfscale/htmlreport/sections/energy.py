@@ -16,7 +16,7 @@ INTRO = """Energy over the timed windows: on GPUs NVML's total-energy counters o
 ranks; on CPUs the host's RAPL package counters (every process on the host; single-process configs only).
 joules_per_example = energy_j / (energy_window_s &times; throughput). With <code>price_per_device_hour</code> in the
 suite: cost_per_million_examples = price &times; devices / 3600 &times; 10<sup>6</sup> / throughput
-(<code>tfscale/energy.py</code>)."""
+(<code>tfscale/measures/energy.py</code>)."""
 
 
 def body(context: Context) -> str | Omitted:

@@ -21,7 +21,7 @@ median step minus the median of the same step fed one of the pipeline's batches 
 traced step); input-bound: a wait above 10 % of the step whose CI is above 0. Input-only throughput: the pipeline
 drained alone (no model) after warm-up, summed over a cluster's workers; headroom = that / the training throughput
 (above 1, the pipeline alone outruns the step: a wait then comes from sharing the CPU with it, not from its speed).
-Logical CPU devices share the host's cores with the pipeline (<code>tfscale/inputs.py</code>)."""
+Logical CPU devices share the host's cores with the pipeline (<code>tfscale/measures/inputs.py</code>)."""
 
 
 COLUMNS = (

@@ -8,7 +8,7 @@ from tfscale import metrics as m
 from tfscale.htmlreport import figures
 from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
-from tfscale.opgroups import GROUP_COLUMNS
+from tfscale.measures.opgroups import GROUP_COLUMNS
 
 ID = "ops"
 TITLE = "Where the step goes, by op"
@@ -18,7 +18,7 @@ executor records each op as an event. Ops of one step run at once on several thr
 window (first op's start to last op's end) is shared equally by the ops running then, and an instant with none
 running (the host launching the step, syncing) counts as other: the groups add up to the window
 (<code>op_window_s</code>) exactly. <code>traced_step_s</code>: wall time of each traced step, a host sync after
-each. Top ops: each op's own duration per step, overlaps included (<code>tfscale/opgroups.py</code>)."""
+each. Top ops: each op's own duration per step, overlaps included (<code>tfscale/measures/opgroups.py</code>)."""
 
 
 COLUMNS = (

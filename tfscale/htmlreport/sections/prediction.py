@@ -15,7 +15,7 @@ TITLE = "Prediction check: the largest device count from the smaller ones"
 
 def body(context: Context) -> str | Omitted:
     frame = context.view
-    from tfscale.predict import LOGICAL_WARNING, METHOD, holdout, unmodelled
+    from tfscale.analysis.predict import LOGICAL_WARNING, METHOD, holdout, unmodelled
 
     caveats = "".join(
         f"<li>not predicted: {html.escape(what)}: {html.escape(why)}</li>" for what, why in unmodelled(frame)

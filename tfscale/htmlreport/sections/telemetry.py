@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from tfscale import metrics as m
+from tfscale.host.telemetry import read_series
 from tfscale.htmlreport import figures
 from tfscale.htmlreport.parts import figure_html, joined, table_html
 from tfscale.htmlreport.sections.base import Context, Omitted
-from tfscale.telemetry import read_series
 
 ID = "telemetry"
 TITLE = "Telemetry"

@@ -1,0 +1,230 @@
+"""The host's environment without TensorFlow: CPU, memory, Python, package versions, GPUs through NVML.
+
+TensorFlow's own view (version, CUDA/cuDNN build, devices) comes from a worker (`python -m tfscale.worker --env`)
+and is merged in by `collect_env`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tfscale import contract
+from tfscale.gpus import nvml_text
+from tfscale.host.preflight import CUDA_PACKAGES
+from tfscale.launch.processes import WorkerCallError, call_worker
+from tfscale.store.records import write_json_atomic
+
+PACKAGES = (
+    "tensorflow",
+    "keras",
+    "numpy",
+    "pandas",
+    "plotly",
+    "click",
+    "psutil",
+    "nvidia-ml-py",
+    "pydantic",
+    "PyYAML",
+    "tfscale",
+    *CUDA_PACKAGES,
+)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def nvml_info() -> dict[str, Any]:
+    """GPU names, memory and driver through NVML; {"available": False, "reason": ...} without it."""
+    try:
+        import pynvml  # late: only needed here, and absent drivers make it raise on init
+    except ImportError as e:
+        return {"available": False, "reason": f"pynvml not importable: {e}"}
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as e:
+        return {"available": False, "reason": f"NVML not available on this host: {e}"}
+    try:
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
+            gpus.append(
+                {
+                    "index": i,
+                    "name": nvml_text(pynvml.nvmlDeviceGetName(handle)),
+                    "memory_total_bytes": int(memory.total),
+                    "uuid": nvml_text(pynvml.nvmlDeviceGetUUID(handle)),
+                    "nvlink": _nvlinks(pynvml, handle),
+                }
+            )
+        return {
+            "available": True,
+            "driver_version": nvml_text(pynvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(),
+            "gpus": gpus,
+        }
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _nvlinks(pynvml, handle) -> list[dict[str, Any]] | str:
+    """Active NVLinks of a GPU and the PCI bus id of what each connects to, or why NVML cannot say."""
+    links = []
+    for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+        try:
+            if pynvml.nvmlDeviceGetNvLinkState(handle, link) != pynvml.NVML_FEATURE_ENABLED:
+                continue
+            remote = pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link)
+            links.append({"link": link, "remote_pci_bus_id": nvml_text(remote.busId)})
+        except (pynvml.NVMLError, AttributeError) as error:
+            if not links and link == 0:
+                return f"not reported: {error}"
+            break
+    return links
+
+
+def cpu_set_text(cpus: Iterable[int]) -> str:
+    """A CPU set the way taskset and Slurm write it: {0, 1, 2, 3, 8} -> "0-3,8"."""
+    ordered = sorted(set(cpus))
+    runs: list[list[int]] = []
+    for cpu in ordered:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+# Environment variables that change what TensorFlow, XLA, oneDNN, OpenMP or NCCL do, recorded with each run: e.g.
+# TF_NUM_INTRAOP_THREADS=1 makes a CPU step steadier and can make it slower or faster (docs/report.md). TensorFlow's
+# are matched by their own prefixes, not by "TF_": Terraform's variables start so too (TF_VAR_* may hold secrets).
+# TF_CONFIG is left out: the launcher sets it per task.
+RUNTIME_PREFIXES = (
+    *("TF_CPP_", "TF_ENABLE_", "TF_DISABLE_", "TF_NUM_", "TF_XLA_", "TF_GPU_", "TF_FORCE_", "TF_CUDNN_"),
+    *("TF_DETERMINISTIC_", "TF_USE_", "TF_GRPC_", "TF_COLLECTIVE_", "TF_MKL_", "TF_ONEDNN_", "TF_DATA_"),
+    *("XLA_", "NCCL_", "CUDA_", "OMP_", "KMP_", "MKL_", "ONEDNN_", "DNNL_"),
+)
+
+
+def runtime_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default: this process's) that workers inherit and that tune the runtime."""
+    environ = os.environ if environ is None else environ
+    return {name: environ[name] for name in sorted(environ) if name.startswith(RUNTIME_PREFIXES)}
+
+
+def host_env() -> dict[str, Any]:
+    memory = psutil.virtual_memory()
+    return {
+        "captured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "cpu_model": _cpu_model(),
+        "cpu_logical_cores": psutil.cpu_count(logical=True),
+        "cpu_physical_cores": psutil.cpu_count(logical=False),
+        "memory_total_bytes": int(memory.total),
+        "packages": _package_versions(),
+        "runtime_variables": runtime_variables(),
+        "nvml": nvml_info(),
+    }
+
+
+def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
+    """TensorFlow's view of this host, from a fresh worker process (the parent never imports TF)."""
+    try:
+        return call_worker(contract.ENV, timeout_s)
+    except WorkerCallError as error:
+        return {"error": str(error)}
+
+
+CACHE_DIR_ENV = "TFSCALE_CACHE_DIR"  # where tfscale keeps what it measures once per host (tests point it at a tmp)
+PEAK_CACHE_FILE = "cpu-peaks.json"
+
+
+def cache_dir() -> Path:
+    """$TFSCALE_CACHE_DIR, else $XDG_CACHE_HOME/tfscale, else ~/.cache/tfscale."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfscale"
+
+
+def _peak_host_key() -> str:
+    """What the CPU peak depends on: the host, its CPU and cores, and the TensorFlow that runs the matmuls."""
+    tensorflow = _package_versions().get("tensorflow")
+    return f"{socket.gethostname()} | {_cpu_model()} | {psutil.cpu_count(logical=True)} cpus | tensorflow {tensorflow}"
+
+
+def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) -> dict[str, Any]:
+    """The CPU microbenchmark's figures (tfscale.worker.peak: total FLOP/s of n matmuls at once, per dtype and
+    count) for these counts and dtypes, plus "host" (tfscale.measures.peaks.host_peaks). Measured once per host: figures
+    in the cache (cache_dir()/cpu-peaks.json, keyed by host, CPU, cores and TF version) are reused, the missing
+    ones measured in a fresh worker process and added. {"error": ...} when that fails (MFU is then empty)."""
+    from tfscale.measures.peaks import host_peaks
+
+    path = cache_dir() / PEAK_CACHE_FILE
+    key = _peak_host_key()
+    try:
+        cache = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: measure again
+        cache = {}
+    known = cache.get(key) if isinstance(cache.get(key), dict) else {}
+    wanted = sorted(set(counts) | {1})  # 1: one matmul on all cores, the host's own peak
+    have = known.get("total", {})
+    missing = {(d, n) for d in dtypes for n in wanted if str(n) not in have.get(d, {})}
+    source = "cached"
+    if missing:
+        request = {"counts": sorted({n for _, n in missing}), "dtypes": sorted({d for d, _ in missing})}
+        try:
+            fresh = call_worker(contract.PEAK, timeout_s, request=request)
+        except WorkerCallError as error:
+            return {"error": str(error)}
+        for field in ("total", "spread"):
+            for dtype, by_count in fresh[field].items():
+                known.setdefault(field, {}).setdefault(dtype, {}).update(by_count)
+        known["method"] = fresh["method"]
+        cache[key] = known
+        with contextlib.suppress(OSError):  # a read-only home: measured again next time, no harm
+            write_json_atomic(path, cache)
+        source = "measured now"
+    totals = {d: {str(n): known["total"][d][str(n)] for n in wanted} for d in dtypes}
+    spread = {d: {str(n): known.get("spread", {}).get(d, {}).get(str(n)) for n in wanted} for d in dtypes}
+    return {
+        "total": totals,
+        "host": host_peaks(totals),
+        "spread": spread,
+        "method": known["method"],
+        "source": f"{source} ({path})",
+    }
+
+
+def collect_env() -> dict[str, Any]:
+    return {**host_env(), "tensorflow": tensorflow_env()}

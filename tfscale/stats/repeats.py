@@ -1,0 +1,214 @@
+"""A config measured in several fresh processes (`repeats: N`): its stored lines, one per process, combined into
+one record. Pure (no pandas, no TensorFlow); `tfscale.store.records.load_results` applies it, so every reader (report,
+compare, predict, export) sees one record per config.
+
+Why fresh processes: the spread between processes (memory layout, thread placement, the machine's slow drift) is
+usually larger than the spread within one, and a CI from one process's windows cannot see it (pyperf spreads its
+values over 20 processes for this reason).
+
+How the lines combine (all ok):
+- step_times_s: every process's windows, one process after another; repeat_samples: how many each gave;
+  repeat_medians_s: each process's median.
+- step_time_median_s: the median of the per-process medians; its 95 % CI: hierarchical percentile bootstrap
+  (processes resampled, then each chosen process's windows; tfscale.stats.uncertainty), which covers the spread between
+  processes; ci_half_width_rel and ci_met follow from it, ci_covers says so.
+- mean, p10, p90 and MAD: of all windows together; timed_steps, samples and duration_s: sums; throughput: from the
+  combined median.
+- every other column (memory, communication, telemetry...): from the process whose median is the median one (the
+  lower middle one for an even count), so those figures all come from one real process.
+A process that did not end ok makes the config's record that process's (its status and reason, naming the repeat).
+
+The spread between processes, for every config of a run (`run_process_spread`): where some configs of a run ran
+in two or more fresh processes, the variance of their log process medians beyond what each process's own CI
+explains is pooled over them (degrees of freedom: the processes less one, summed) into one ProcessSpread, a
+property of the machine and the run rather than of a config. Each config's step-time CI then covers it:
+- one process: its order-statistic CI widened on the log scale, each side sqrt(side^2 + (t x sd)^2), t Student's
+  0.975 quantile with the spread's degrees of freedom;
+- several: the bootstrap of tfscale.stats.uncertainty with the process offset drawn from that spread.
+Derived figures (efficiency, the loss breakdown's gap) draw the same offsets (analysis: spread_of). Measured on
+2 shared cores (tests/benchmarks/bench_coverage.py, 8 runs of the quickstart's 1- and 2-device configs): a
+one-process CI alone contained the other runs' median 34 % of the time, the stated CI 96 % (step time and
+efficiency), the runs' pooled spreads 4-16 % sd. Without any config run in several processes, a run's CIs cover
+within one process only, and say so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tfscale import metrics as m
+from tfscale.stats.core import Z_975, StepStats, median, t_975
+from tfscale.stats.precision import Precision
+from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
+
+COVERS_WITHIN = (
+    "within one process only (order statistics of its windows, batch means for their serial dependence); no config of "
+    "the run ran in 2+ processes, so the spread between processes is in no CI"
+)
+
+
+def covers_between(processes: int) -> str:
+    return f"between {processes} processes (hierarchical bootstrap); no spread pooled over the run"
+
+
+def covers_spread(processes: int, spread: ProcessSpread) -> str:
+    """ci_covers of a config whose CI includes the run's pooled process spread."""
+    where = "its process's windows" if processes == 1 else f"its {processes} processes' windows"
+    return (
+        f"{where} and the spread between fresh processes (the run's, sd {spread.sd_log:.1%} "
+        f"with {spread.df} degrees of freedom, pooled over its configs run in 2+ processes)"
+    )
+
+
+def samples_of(record: Mapping[str, Any]) -> list[float] | list[list[float]]:
+    """The record's step-time samples: a flat list for one process, one list per process for a combined record."""
+    values = record.get(m.STEP_TIMES_S)
+    if not isinstance(values, list | tuple):
+        return []
+    counts = record.get(m.REPEAT_SAMPLES)
+    if not isinstance(counts, list | tuple) or len(counts) < 2 or sum(counts) != len(values):
+        return list(values)
+    groups, start = [], 0
+    for count in counts:
+        groups.append(list(values[start : start + count]))
+        start += count
+    return groups
+
+
+def process_medians(record: Mapping[str, Any]) -> list[float]:
+    """Each process's median step of a combined record (empty for a config measured in one process)."""
+    medians = record.get(m.REPEAT_MEDIANS_S)
+    return list(medians) if isinstance(medians, list | tuple) and len(medians) > 1 else []
+
+
+def spread_of(record: Mapping[str, Any]) -> ProcessSpread | None:
+    """The run's process spread a combined record's CI covers (None where the run measured none)."""
+    sd, df = record.get(m.PROCESS_SPREAD_SD_REL), record.get(m.PROCESS_SPREAD_DF)
+    if not isinstance(sd, int | float) or not isinstance(df, int | float) or math.isnan(sd) or df < 1:
+        return None
+    return ProcessSpread(float(sd), int(df))
+
+
+def _within_variance(line: Mapping[str, Any]) -> float:
+    """The variance of the log of one process's median from its own CI (its larger side over Z_975, squared); 0
+    without a CI, which leaves more of the spread to the between-process term."""
+    middle, low = line.get(m.STEP_TIME_MEDIAN_S), line.get(m.STEP_TIME_CI95_LOW_S)
+    high = line.get(m.STEP_TIME_CI95_HIGH_S)
+    if not middle or not low or not high:
+        return 0.0
+    return (max(math.log(middle / low), math.log(high / middle)) / Z_975) ** 2
+
+
+def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> ProcessSpread | None:
+    """The spread between processes pooled over a run's configs (each given as its process lines) that ran in two
+    or more processes, all ok: sd^2 = sum over them of (k - 1) x (sample variance of the log process medians - the
+    mean within-process variance), over the sum of (k - 1), floored at 0. None when no config qualifies."""
+    pooled, df = 0.0, 0
+    for lines in configs:
+        if len(lines) < 2 or any(line.get(m.STATUS) != m.STATUS_OK for line in lines):
+            continue
+        logs = [math.log(line[m.STEP_TIME_MEDIAN_S]) for line in lines]
+        mean = sum(logs) / len(logs)
+        variance = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
+        within = sum(_within_variance(line) for line in lines) / len(lines)
+        pooled += (len(lines) - 1) * (variance - within)
+        df += len(lines) - 1
+    return ProcessSpread(math.sqrt(max(0.0, pooled / df)), df) if df else None
+
+
+def _widened(middle: float, low: float | None, high: float | None, spread: ProcessSpread) -> tuple[float, float]:
+    """One process's CI with the process spread added on each side, on the log scale (see the module)."""
+    between = t_975(spread.df) * spread.offset_sd(1)
+    below = math.log(middle / low) if low else 0.0
+    above = math.log(high / middle) if high else 0.0
+    return middle * math.exp(-math.hypot(below, between)), middle * math.exp(math.hypot(above, between))
+
+
+def _spread_columns(spread: ProcessSpread | None) -> dict[str, Any]:
+    return {
+        m.PROCESS_SPREAD_SD_REL: None if spread is None else spread.sd_log,
+        m.PROCESS_SPREAD_DF: None if spread is None else spread.df,
+    }
+
+
+def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str, Any]:
+    if line.get(m.STATUS) != m.STATUS_OK:
+        return {**line, m.REPEAT: None, m.CI_COVERS: None}
+    if spread is None:
+        return {**line, m.REPEAT: None, m.CI_COVERS: COVERS_WITHIN, **_spread_columns(None)}
+    middle = line[m.STEP_TIME_MEDIAN_S]
+    low, high = line.get(m.STEP_TIME_CI95_LOW_S), line.get(m.STEP_TIME_CI95_HIGH_S)
+    if low is not None and high is not None:
+        low, high = _widened(middle, low, high, spread)
+    precision = Precision.of_interval(middle, low, high, line.get(m.SAMPLES) or 0, line.get(m.CI_TARGET))
+    return {
+        **line,
+        m.REPEAT: None,
+        m.STEP_TIME_CI95_LOW_S: low,
+        m.STEP_TIME_CI95_HIGH_S: high,
+        m.CI_MET: precision.ci_met,  # the process's samples and window drift stay as it recorded them
+        m.CI_HALF_WIDTH_REL: precision.ci_half_width_rel,
+        m.CI_COVERS: covers_spread(1, spread),
+        **_spread_columns(spread),
+    }
+
+
+def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None) -> dict[str, Any]:
+    """One record from the stored lines of one config's processes (see the module); `spread`: the run's process
+    spread (run_process_spread), which its CI then covers."""
+    lines = sorted(lines, key=lambda r: r.get(m.REPEAT) or 0)
+    if len(lines) == 1:
+        return _one_process(lines[0], spread)
+    failed = [r for r in lines if r.get(m.STATUS) != m.STATUS_OK]
+    if failed:
+        first = failed[0]
+        why = first.get(m.REASON) or first.get(m.STATUS)
+        return {**first, m.REASON: f"repeat {first.get(m.REPEAT) or 0} of {len(lines)}: {why}", m.REPEAT: None}
+    groups = [list(r[m.STEP_TIMES_S]) for r in lines]
+    medians = [median(group) for group in groups]
+    order = sorted(range(len(lines)), key=lambda i: medians[i])
+    middle = lines[order[(len(lines) - 1) // 2]]
+    pooled = [value for group in groups for value in group]
+    stats = StepStats.from_samples(pooled)
+    combined = median_of(groups)  # the statistic the bootstrap below resamples: the median of the process medians
+    interval = of_median(groups, spread)
+    low, high = (None, None) if interval is None else (interval.low, interval.high)
+    precision = Precision.of_interval(combined, low, high, len(pooled), middle.get(m.CI_TARGET))
+    throughput = middle[m.GLOBAL_BATCH_SIZE] / combined
+    return {
+        **middle,
+        m.REPEAT: None,
+        m.STEP_TIMES_S: pooled,
+        m.REPEAT_SAMPLES: [len(group) for group in groups],
+        m.REPEAT_MEDIANS_S: medians,
+        m.STEP_TIME_MEDIAN_S: combined,
+        m.STEP_TIME_MEAN_S: stats.mean,
+        m.STEP_TIME_P10_S: stats.p10,
+        m.STEP_TIME_P90_S: stats.p90,
+        m.STEP_TIME_MAD_S: stats.mad,
+        m.STEP_TIME_CI95_LOW_S: low,
+        m.STEP_TIME_CI95_HIGH_S: high,
+        **precision.columns(),
+        m.CI_COVERS: covers_between(len(lines)) if spread is None else covers_spread(len(lines), spread),
+        **_spread_columns(spread),
+        m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
+        m.THROUGHPUT_EXAMPLES_PER_S: throughput,
+        m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,
+        m.DURATION_S: sum(r.get(m.DURATION_S) or 0.0 for r in lines),
+        m.STARTED_AT: min(r.get(m.STARTED_AT) or "" for r in lines) or None,
+        m.FINISHED_AT: max(r.get(m.FINISHED_AT) or "" for r in lines) or None,
+    }
+
+
+def combine_all(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records with each (run, config)'s process lines combined, in the order of each config's first line."""
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault((record.get(m.RUN_ID), record.get(m.CONFIG_ID)), []).append(record)
+    runs: dict[Any, list[list[dict[str, Any]]]] = {}
+    for (run, _), lines in groups.items():
+        runs.setdefault(run, []).append(lines)
+    spreads = {run: run_process_spread(configs) for run, configs in runs.items()}
+    return [combine(lines, spreads[run]) for (run, _), lines in groups.items()]
