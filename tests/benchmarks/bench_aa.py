@@ -10,8 +10,8 @@ wholly off 0) should appear in about 5 % of A/A configs if the CI is calibrated,
     python tests/benchmarks/bench_aa.py [--runs 5] [--threshold 0.10] [--record FILE]
 
 `--record FILE` writes each run's per-config process medians (JSON), the fixed A/A samples that
-tests/unit/test_compare_aa.py checks. Pairs share runs, so they are not independent: the counts are printed with
-that said. Prints figures; no assertion (a figure, not a timed test).
+tests/unit/analysis/test_compare_aa.py checks. Pairs share runs, so they are not independent: the counts are printed
+with that said. Prints figures; no assertion (a figure, not a timed test).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Suite documents generated for the fuzz tests (tests/unit/test_suite_fuzz.py, test_schema.py): random
+"""Suite documents generated for the fuzz tests (tests/unit/suite/test_suitefile_fuzz.py, test_schema.py): random
 structures, mutations of the shipped suites, and text-level damage. Seeded by the caller, so a failure reproduces."""
 
 import random

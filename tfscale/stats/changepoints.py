@@ -1,5 +1,5 @@
 """Steps in a series of runs' figures (issue 36, scaling history): where a figure moved and stayed moved, with the size
-of the step and its 95 % CI. Pure; exact-value tests in tests/unit/test_changepoints.py.
+of the step and its 95 % CI. Pure; exact-value tests in tests/unit/stats/test_changepoints.py.
 
 Method (stated in every output that uses it): each run's figure is a point on the log scale with the standard error its
 own 95 % CI gives ((ln high - ln low) / (2 x 1.96)), floored at the series' run-to-run scatter (the median absolute

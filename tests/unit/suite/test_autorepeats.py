@@ -5,7 +5,7 @@ from pathlib import Path
 from tfscale.suite.planner import expand
 from tfscale.suite.suitefile import load_suite, parse_suite
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
+QUICKSTART = Path(__file__).resolve().parents[3] / "suites" / "quickstart.yaml"
 
 
 def repeats_of(text: str) -> list[tuple[str, str | None, int, int]]:

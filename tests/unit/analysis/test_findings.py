@@ -8,7 +8,7 @@ import pytest
 from tfscale.analysis import add_scaling, findings
 from tfscale.store.records import load_results
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")

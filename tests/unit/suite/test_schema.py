@@ -16,9 +16,9 @@ from tfscale.suite.planner import expand
 from tfscale.suite.schema import LANGUAGE_SERVER_LINE, SCHEMA_FILE, schema_text, suite_schema, value_schema
 from tfscale.suite.suitefile import parse_suite
 
-from .generated_suites import CASES, SUITES, documents
+from ..generated_suites import CASES, SUITES, documents
 
-SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
+SUITES_DIR = Path(__file__).resolve().parents[3] / "suites"
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,7 @@ def test_a_suite_the_schema_refuses_is_refused_by_plan(validator, capsys):
 def test_the_ci_recipe_suite_validates_and_plans(validator):
     import re
 
-    text = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text()
+    text = (Path(__file__).resolve().parents[3] / "docs" / "ci.md").read_text()
     suite = re.search(r"```yaml\n(# yaml-language-server.*?)```", text, re.S).group(1)
     assert list(validator.iter_errors(yaml.safe_load(suite))) == []
     plan = expand(parse_suite(suite, "ci-gate.yaml"))

@@ -11,7 +11,7 @@ from tfscale.store.records import check_run_id
 from tfscale.suite.planner import expand
 from tfscale.suite.suitefile import MAX_SUITE_BYTES, load_suite, parse_suite
 
-from .generated_suites import CASES, documents
+from ..generated_suites import CASES, documents
 
 
 def test_thousands_of_generated_suites_plan_or_give_one_line(capsys):

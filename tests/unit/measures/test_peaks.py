@@ -154,6 +154,6 @@ def test_add_scaling_gives_mfu_on_real_records():
 
     from tfscale.store.records import load_results
 
-    frame = add_scaling(load_results(Path(__file__).resolve().parents[1] / "data" / "quickstart-run"))
+    frame = add_scaling(load_results(Path(__file__).resolve().parents[2] / "data" / "quickstart-run"))
     # records from before the FLOPs columns: achieved and MFU are empty, never 0
     assert frame[m.ACHIEVED_FLOPS_PER_S].isna().all() and frame[m.MFU].isna().all()

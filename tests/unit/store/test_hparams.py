@@ -11,7 +11,7 @@ import pytest
 
 from tfscale.cli import cli
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 # TensorBoard's HParams plugin imports its vendored html5lib, which warns about its own deprecation.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:tensorboard")
 STATUSES = ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"]

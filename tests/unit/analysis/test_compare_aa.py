@@ -10,7 +10,7 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis.compare import VERDICT_REGRESSION, throughput_change_ci, verdict
 
-RUNS = json.loads((Path(__file__).resolve().parents[1] / "data" / "aa-ci-gate.json").read_text())
+RUNS = json.loads((Path(__file__).resolve().parents[2] / "data" / "aa-ci-gate.json").read_text())
 THRESHOLD = 0.10  # docs/ci.md's recipe
 
 
