@@ -96,3 +96,46 @@ def test_the_part_graph_sees_a_cycle_between_subpackages():
 def test_no_import_cycle_between_parts():
     # TYPE_CHECKING imports count: they are edges of the design even where they cost nothing at run time
     assert cycles(part_graph(import_graph())) == []
+
+
+# The order docs/architecture.md draws the tree in: each part imports only parts before it (vocabulary first,
+# commands last). A new part takes its place here and in the picture.
+PART_ORDER = [
+    "tfscale._version",
+    "tfscale.errors",
+    "tfscale.untrusted",
+    "tfscale.formatting",
+    "tfscale.textable",
+    "tfscale.jsonout",
+    "tfscale.axes",
+    "tfscale.metrics",
+    "tfscale.labels",
+    "tfscale.contract",
+    "tfscale.gpus",
+    "tfscale.suite",
+    "tfscale.stats",
+    "tfscale.measures",
+    "tfscale.store",
+    "tfscale.netsim",
+    "tfscale.launch",
+    "tfscale.host",
+    "tfscale.worker",
+    "tfscale.analysis",
+    "tfscale.htmlreport",
+    "tfscale.runner",
+    "tfscale.api",
+    "tfscale.cli",
+    "tfscale.__main__",
+]
+
+
+def test_each_part_imports_only_the_parts_before_it():
+    parts = part_graph(import_graph())
+    assert sorted(parts) == sorted(PART_ORDER), "a part is missing from PART_ORDER (and docs/architecture.md)"
+    upward = {
+        (part, target)
+        for part, targets in parts.items()
+        for target in targets
+        if PART_ORDER.index(target) > PART_ORDER.index(part)
+    }
+    assert upward == set()
