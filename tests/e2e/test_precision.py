@@ -86,22 +86,23 @@ def test_auto_measuring_in_one_process_and_in_clusters(tmp_path):
 
 
 def test_aa_comparison_passes_and_a_planted_slowdown_is_flagged(tmp_path, monkeypatch):
+    """Two runs: the base, then one with a slowdown planted in one config. The untouched twin is an A/A pair across
+    the two runs (same commit, fresh processes): it must get no REGRESSION; the planted config must."""
     base = run(tmp_path, "aa", AA_SUITE, "base")
-    again = run(tmp_path, "aa", AA_SUITE, "again")
     runs = tmp_path / "results" / "aa"
     report = tmp_path / "cmp.html"
     gate = ["-o", str(report), "--threshold", THRESHOLD, "--fail-on-regression"]
-    aa = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "again"), *gate])
-    assert aa.exit_code == 0, aa.output + json.dumps([r["step_time_median_s"] for r in base + again])
-    assert "2 configs compared, 0 significant regression(s)" in aa.output and "without a verdict" not in aa.output
     # a planted slowdown of one twin, slept before each of its steps (records: the combined five processes)
     planted, twin = load_results(runs / "base").to_dict("records")
     monkeypatch.setenv(TEST_SLEEP_ENV, f"{planted['config_id']}={planted['step_time_median_s'] * PLANTED}")
-    run(tmp_path, "aa", AA_SUITE, "slow")
+    slow_lines = run(tmp_path, "aa", AA_SUITE, "slow")
     result = CliRunner().invoke(cli, ["compare", str(runs / "base"), str(runs / "slow"), *gate])
-    assert result.exit_code == 1, result.output
+    medians = json.dumps([r["step_time_median_s"] for r in base + slow_lines])
+    assert result.exit_code == 1, result.output + medians
+    assert "2 configs compared, 1 significant regression(s)" in result.output, result.output + medians
+    assert "without a verdict" not in result.output, result.output
     flagged = [line.split()[0] for line in result.output.splitlines() if "REGRESSION" in line]
-    assert planted["config_id"] in flagged, result.output
+    assert planted["config_id"] in flagged and twin["config_id"] not in flagged, result.output + medians
     slow = {r["config_id"]: r["step_time_median_s"] for r in load_results(runs / "slow").to_dict("records")}
     before = {r["config_id"]: r["step_time_median_s"] for r in (planted, twin)}
     relative = (slow[planted["config_id"]] / before[planted["config_id"]]) / (
