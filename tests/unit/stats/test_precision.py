@@ -77,8 +77,8 @@ def test_ci_half_width_is_the_larger_side_relative_to_the_median():
 def test_stop_when_the_target_is_met_after_sixty_windows():
     tight = [1.0, 1.001, 1.002, 0.999, 0.998, 1.0, 1.003, 0.997, 1.0, 1.001] * 6
     assert STOP_MIN_SAMPLES == 60
-    assert ci_half_width_rel(tight[:59]) < 0.02
-    assert stop_reason(tight[:59], 0.1, 0.02, 10.0) is None  # fewer than 60 windows: go on
+    assert ci_half_width_rel(tight[: STOP_MIN_SAMPLES - 1]) < 0.02
+    assert stop_reason(tight[: STOP_MIN_SAMPLES - 1], 0.1, 0.02, 10.0) is None  # fewer than 60 windows: go on
     assert stop_reason(tight, 0.1, 0.02, 10.0) == STOP_TARGET
 
 
