@@ -36,6 +36,8 @@ RESOLVER_SLURM = "slurm"
 # The pid of the tfscale process that started this worker (local launcher, one-shot calls): the worker asks the
 # kernel to kill it when that process dies (PR_SET_PDEATHSIG), whatever kills it, and exits if it is gone already.
 PARENT_PID_ENV = "TFSCALE_PARENT_PID"
+# Python's and TensorFlow's temporary folder: a local worker's is its tfscale's scratch folder (launch.scratch).
+TMPDIR_ENV = "TMPDIR"
 # CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.
 VISIBLE_GPUS_ENV = "CUDA_VISIBLE_DEVICES"
 # The GPUs whose energy a trainer reads when it computes on none of them: the ParameterServer chief, whose workers

@@ -4,6 +4,7 @@ import html
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,7 @@ def sweep(tmp_path_factory):
     (tmp / "user_models.py").write_text((SUPPORT / "user_models.py").read_text())
     suite = tmp / "e2e.yaml"
     suite.write_text(SUITE)
+    before = autograph_files()
     result = CliRunner().invoke(
         cli,
         [
@@ -72,11 +74,16 @@ def sweep(tmp_path_factory):
             "r1",
         ],
     )
-    return tmp, result
+    return tmp, result, autograph_files() - before
+
+
+def autograph_files() -> set[str]:
+    """The modules TensorFlow's autograph wrote to the temporary folder (workers: to tfscale's scratch folder)."""
+    return {p.name for p in Path(tempfile.gettempdir()).glob("__autograph_generated_file*")}
 
 
 def test_sweep_succeeds_and_reports(sweep):
-    tmp, result = sweep
+    tmp, result, _ = sweep
     assert result.exit_code == 0, result.output
     assert "[####################] 7/7" in result.output
     own = tmp / "reports" / "e2e" / "r1.html"  # kept per run; e2e.html is the suite's latest, the same page
@@ -86,8 +93,14 @@ def test_sweep_succeeds_and_reports(sweep):
     assert 'id="plotlyjs-gz"' in html and "<script src=" not in html  # plotly.js packed inside
 
 
+def test_workers_leave_nothing_in_the_temporary_folder(sweep):
+    _, result, left = sweep
+    assert result.exit_code == 0, result.output
+    assert left == set()  # 10-20 per config before the workers' TMPDIR became tfscale's scratch folder
+
+
 def test_records_carry_every_column_with_real_values(sweep):
-    tmp, _ = sweep
+    tmp, _, _ = sweep
     run = tmp / "results" / "e2e" / "r1"
     records = read_records(run / "records.jsonl")
     assert [(r["model"], r["strategy"], r["devices_per_node"], r["precision"]) for r in records] == [
@@ -172,7 +185,7 @@ def test_records_carry_every_column_with_real_values(sweep):
 
 
 def test_load_results_reads_the_run(sweep):
-    tmp, _ = sweep
+    tmp, _, _ = sweep
     frame = load_results(tmp / "results")
     assert len(frame) == 7
     assert list(frame.columns[: len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)

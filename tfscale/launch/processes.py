@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 
 from tfscale import contract
+from tfscale.launch.scratch import worker_tmpdir
 
 KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this long
 
@@ -31,10 +32,12 @@ LIVE: set[subprocess.Popen] = set()
 def dies_with_parent(argv: list[str], env: dict[str, str] | None, worker: bool) -> tuple[list[str], dict[str, str]]:
     """argv and env of a child that the kernel kills when this process dies: a worker (its command ends in the
     worker, possibly through nsenter, which execs it) is told this pid and arms PR_SET_PDEATHSIG itself; any other
-    command (srun) is started through util-linux's `setpriv --pdeathsig KILL`, where there is one."""
+    command (srun) is started through util-linux's `setpriv --pdeathsig KILL`, where there is one. A worker on
+    this host gets this process's scratch folder as TMPDIR (launch.scratch: what TensorFlow leaves there goes with
+    it); srun's ranks may be on hosts without that folder, and keep theirs."""
     env = dict(os.environ if env is None else env)
     if worker:
-        return argv, env | {contract.PARENT_PID_ENV: str(os.getpid())}
+        return argv, env | {contract.PARENT_PID_ENV: str(os.getpid()), contract.TMPDIR_ENV: worker_tmpdir()}
     setpriv = shutil.which("setpriv")
     return ([setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv), env
 

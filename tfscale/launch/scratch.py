@@ -1,0 +1,59 @@
+"""The temporary folder of the worker processes this host starts (their TMPDIR): one per tfscale process, removed
+when it exits, and by the next tfscale if it was killed.
+
+Why: TensorFlow's autograph writes one module per traced function to the temporary folder and deletes it only at a
+normal interpreter exit, which a single-process worker skips (`os._exit`, 0.9 s saved per config) and a killed task
+never reaches: every config left 10-20 `__autograph_generated_file*.py` in /tmp (4,400 after two days of tests).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import psutil
+
+PREFIX = "tfscale-tmp-"  # then the owning tfscale's pid and "-": what remove_stale() matches
+
+_OWN: list[Path] = []  # this process's folder, once made
+
+
+def worker_tmpdir() -> str:
+    """This process's scratch folder for its workers (made on first use, removed at exit); folders of dead
+    tfscale processes are removed first."""
+    if not _OWN:
+        remove_stale()
+        _OWN.append(Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")))
+        atexit.register(remove_own)
+    return str(_OWN[0])
+
+
+def remove_own() -> None:
+    """Remove this process's scratch folder and what its workers left in it."""
+    while _OWN:
+        shutil.rmtree(_OWN.pop(), ignore_errors=True)
+
+
+def owner_pid(name: str) -> int | None:
+    """The pid in a scratch folder's name (`tfscale-tmp-<pid>-<random>`), None for any other name."""
+    if not name.startswith(PREFIX):
+        return None
+    pid = name[len(PREFIX) :].split("-", 1)[0]
+    return int(pid) if pid.isdigit() else None
+
+
+def remove_stale(root: str | Path | None = None) -> list[Path]:
+    """Remove the scratch folders under `root` (the temporary folder) whose tfscale is no longer alive (killed
+    before its exit handler ran); return them."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for path in Path(root or tempfile.gettempdir()).iterdir():
+            pid = owner_pid(path.name)
+            if pid is not None and pid != os.getpid() and not psutil.pid_exists(pid) and path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
