@@ -7,6 +7,29 @@ from click.testing import CliRunner
 
 from tfscale.host.envinfo import CACHE_DIR_ENV
 
+E2E = "tests/e2e/"  # where the e2e tests are (pytestmark e2e): one test process runs them, one after another
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scheduler with every e2e test in one work unit: they time TensorFlow on this machine's cores (two at
+    once would slow each other's steps and race for ports and namespaces), while the fast tier's tests spread over
+    the other test process. (Not xdist's own `--dist loadgroup`: pytest 9.2 ignores the group suffix it writes.)"""
+    from xdist.scheduler import LoadScopeScheduling  # late: only when the tests run in several processes
+
+    class E2EInOneProcess(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return E2E if nodeid.startswith(E2E) else nodeid
+
+    return E2EInOneProcess(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """The e2e marker (what the fast tier leaves out) and the e2e folder (what the scheduler keeps in one process)
+    name the same tests."""
+    stray = [item.nodeid for item in items if bool(item.get_closest_marker("e2e")) != item.nodeid.startswith(E2E)]
+    if stray:
+        raise pytest.UsageError(f"marked e2e outside {E2E}, or not marked e2e inside it: {', '.join(stray)}")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def tfscale_cache(tmp_path_factory):

@@ -99,7 +99,7 @@ def call_worker(mode: str, timeout_s: float, request: Any = None) -> Any:
     """Run the worker in `mode` (contract.ENV, contract.CHECK_MODELS) to completion, with `request` as its input
     file, and return the JSON it wrote. Used for the short TensorFlow-side questions the parent cannot answer
     without importing TensorFlow."""
-    with tempfile.TemporaryDirectory(prefix="tfscale-call-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tfscale-call-", dir=worker_tmpdir()) as tmp:
         result, request_path = Path(tmp) / "result.json", None
         if request is not None:
             request_path = Path(tmp) / "request.json"
