@@ -93,16 +93,31 @@ def expand(suite: Suite) -> Plan:
     if not configs:
         raise SuiteError(f"{suite.path}: exclude: removes every config of the matrix; nothing to run")
 
-    specs, seen = [], set()
+    specs, seen = [], {}
     for where, config in configs:
         config = _normalise(config, suite)
         _check_supported(config, suite, where)
         spec = _to_spec(config, suite)
         if spec.config_id in seen:
+            _check_same_settings(suite.path, where, seen[spec.config_id], spec)
             continue
-        seen.add(spec.config_id)
+        seen[spec.config_id] = (where, spec)
         specs.append(spec)
     return Plan(suite=suite, specs=autorepeats.resolve(specs), duplicates=len(configs) - len(specs))
+
+
+def _check_same_settings(path, where: str, first: tuple[str, RunSpec], spec: RunSpec) -> None:
+    """A config given twice (matrix and include, or two includes) collapses to the first; given with other run
+    settings (repeats, steps, timeout_s, ...: not in its config_id), which of them counts would be a silent
+    choice, so it is refused."""
+    first_where, kept = first
+    differ = [f.name for f in dataclasses.fields(spec) if getattr(spec, f.name) != getattr(kept, f.name)]
+    if differ:
+        settings = ", ".join(f"{k}: {getattr(kept, k)!r} vs {getattr(spec, k)!r}" for k in differ)
+        raise SuiteError(
+            f"{path}: {where} is config {spec.config_id} of {first_where} again with other settings ({settings}): "
+            "exclude it from the matrix, or give it once"
+        )
 
 
 def _matches(config: dict[str, Any], partial: dict[str, Any]) -> bool:

@@ -376,3 +376,21 @@ def test_a_plan_without_repeats_notes_that_no_ci_will_cover_the_spread_between_p
     assert spread_note(plan_of(once)) == SPREAD_NOTE
     twice = once + "include:\n  - {model: mlp, strategy: mirrored, devices_per_node: 2, repeats: 2}\n"
     assert spread_note(plan_of(twice)) is None
+
+
+def test_a_config_given_again_with_other_settings_is_refused():
+    text = """
+name: p
+matrix: {model: [mlp], strategy: [one_device, mirrored]}
+include:
+  - {model: mlp, strategy: mirrored}
+  - {model: mlp, strategy: one_device, repeats: 5}
+"""
+    with pytest.raises(SuiteError) as error:
+        plan_of(text)
+    one_device = plan_of(text.split("  - {model: mlp, strategy: one_device")[0]).specs[0].config_id
+    assert str(error.value) == (
+        f"s.yaml: include[1] is config {one_device} of matrix again with other settings (repeats: 1 vs 5): "
+        "exclude it from the matrix, or give it once"
+    )
+    assert plan_of(text.split("  - {model: mlp, strategy: one_device")[0]).duplicates == 1  # the same: collapsed
