@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import tensorflow as tf
 
@@ -156,15 +156,8 @@ class Plan:
 
     @classmethod
     def of(cls, spec: RunSpec) -> Plan:
-        return cls(
-            spec.steps,
-            spec.warmup_steps,
-            spec.window_steps,
-            spec.min_window_s,
-            spec.target_ci,
-            spec.max_measure_s,
-            spec.max_warmup_s,
-        )
+        """The spec's fields of these names (each field here is the RunSpec field of its name)."""
+        return cls(**{f.name: getattr(spec, f.name) for f in fields(cls)})
 
 
 class _Progress:
