@@ -38,6 +38,10 @@ RESOLVER_SLURM = "slurm"
 PARENT_PID_ENV = "TFSCALE_PARENT_PID"
 # Python's and TensorFlow's temporary folder: a local worker's is its tfscale's scratch folder (launch.scratch).
 TMPDIR_ENV = "TMPDIR"
+# Temporary folders, each named <prefix><pid of its owner>-<random>: the next tfscale removes those whose owner died
+# (launch.scratch.remove_stale): a tfscale's scratch folder for its workers, and a worker's own (worker/__main__).
+SCRATCH_PREFIX = "tfscale-tmp-"
+WORKER_TMP_PREFIX = "tfscale-worker-"
 # CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.
 VISIBLE_GPUS_ENV = "CUDA_VISIBLE_DEVICES"
 # The GPUs whose energy a trainer reads when it computes on none of them: the ParameterServer chief, whose workers

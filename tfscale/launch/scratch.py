@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-PREFIX = "tfscale-tmp-"  # then the owning tfscale's pid and "-": what remove_stale() matches
+from tfscale.contract import SCRATCH_PREFIX, WORKER_TMP_PREFIX
 
 _OWN: list[Path] = []  # this process's folder, once made
 
@@ -27,7 +27,7 @@ def worker_tmpdir() -> str:
     tfscale processes are removed first."""
     if not _OWN:
         remove_stale()
-        _OWN.append(Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")))
+        _OWN.append(Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")))
         atexit.register(remove_own)
     return str(_OWN[0])
 
@@ -39,16 +39,18 @@ def remove_own() -> None:
 
 
 def owner_pid(name: str) -> int | None:
-    """The pid in a scratch folder's name (`tfscale-tmp-<pid>-<random>`), None for any other name."""
-    if not name.startswith(PREFIX):
+    """The pid in the name of a tfscale's or a worker's own temporary folder (`tfscale-tmp-<pid>-<random>`,
+    `tfscale-worker-<pid>-<random>`), None for any other name."""
+    prefix = next((p for p in (SCRATCH_PREFIX, WORKER_TMP_PREFIX) if name.startswith(p)), None)
+    if prefix is None:
         return None
-    pid = name[len(PREFIX) :].split("-", 1)[0]
+    pid = name[len(prefix) :].split("-", 1)[0]
     return int(pid) if pid.isdigit() else None
 
 
 def remove_stale(root: str | Path | None = None) -> list[Path]:
-    """Remove the scratch folders under `root` (the temporary folder) whose tfscale is no longer alive (killed
-    before its exit handler ran); return them."""
+    """Remove the scratch folders under `root` (the temporary folder) whose tfscale or worker is no longer alive
+    (killed before it could: an srun rank cancelled by Slurm, a tfscale killed with SIGKILL); return them."""
     removed = []
     with contextlib.suppress(OSError):
         for path in Path(root or tempfile.gettempdir()).iterdir():

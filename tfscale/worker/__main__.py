@@ -9,9 +9,9 @@ from tfscale.worker import main as worker
 
 # TensorFlow's autograph writes one module per traced function to the temporary folder and removes it only at a
 # normal interpreter exit, which os._exit below skips: this process keeps them in a folder of its own, removed as it
-# ends (that of a killed local worker goes with its tfscale's scratch folder, tfscale.launch.scratch; an srun rank's
-# TMPDIR is its node's own).
-OWN_TMP = tempfile.mkdtemp(prefix="tfscale-worker-")
+# ends (that of a killed local worker goes with its tfscale's scratch folder; that of a killed srun rank, in its
+# node's own TMPDIR, is removed by the next tfscale there: tfscale.launch.scratch.remove_stale).
+OWN_TMP = tempfile.mkdtemp(prefix=f"{contract.WORKER_TMP_PREFIX}{os.getpid()}-")
 os.environ[contract.TMPDIR_ENV] = tempfile.tempdir = OWN_TMP
 
 code = worker.main()

@@ -18,19 +18,21 @@ def dead_pid() -> int:
 
 def test_owner_pid_reads_only_scratch_names():
     assert scratch.owner_pid("tfscale-tmp-4242-abc_1") == 4242
+    assert scratch.owner_pid("tfscale-worker-17-x") == 17
     assert scratch.owner_pid("tfscale-tmp-x-abc") is None
     assert scratch.owner_pid("__autograph_generated_file1.py") is None
 
 
 def test_folders_of_dead_tfscales_are_removed_and_nothing_else(tmp_path):
     dead = tmp_path / f"tfscale-tmp-{dead_pid()}-a1"
+    dead_worker = tmp_path / f"tfscale-worker-{dead_pid()}-d4"
     alive = tmp_path / f"tfscale-tmp-{os.getppid()}-b2"
     own = tmp_path / f"tfscale-tmp-{os.getpid()}-c3"
     other = tmp_path / "tfscale-call-x"
-    for folder in (dead, alive, own, other):
+    for folder in (dead, dead_worker, alive, own, other):
         folder.mkdir()
         (folder / "__autograph_generated_file1.py").write_text("")
-    assert scratch.remove_stale(tmp_path) == [dead]
+    assert sorted(scratch.remove_stale(tmp_path)) == sorted([dead, dead_worker])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, own, other))
 
 
