@@ -58,8 +58,8 @@ name: modes
 device: cpu
 defaults: {strategy: mirrored, model_size: small, batch_size: 16, steps: 3, warmup_steps: 1, comm_steps: 2,
            timeout_s: 240, telemetry_hz: 0}
-matrix:
-  model: [mlp, transformer]
+matrix:  # the mlp only: each mode's transformer trains in the checks above; here the CLI, records and report
+  model: [mlp]
   parallelism: [data, pipeline, tensor, hybrid]
   devices_per_node: [2, 4]
 exclude:  # mlp/small has 3 layers to cut between: 4 stages need the next size up
@@ -88,7 +88,7 @@ def test_four_modes_run_through_the_cli_and_the_report_compares_them(runner, tmp
     records = [
         json.loads(line) for line in (tmp_path / "results" / "modes" / "m" / "records.jsonl").read_text().splitlines()
     ]
-    assert len(records) == 16 and all(r["status"] == "ok" for r in records)
+    assert len(records) == 8 and all(r["status"] == "ok" for r in records)
     by_mode = {}
     for r in records:
         by_mode.setdefault(r["parallelism"], []).append(r)
