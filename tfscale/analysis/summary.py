@@ -14,12 +14,15 @@ from tfscale.axes import DATA_FILES, DATA_SYNTHETIC
 
 def efficiency_text(row: pd.Series) -> str:
     """'80.3 % (78.1 to 82.9) weak': the efficiency, its 95 % CI where there is one (digits as the CI supports), and
-    which scaling; '' if none."""
+    which scaling; '' if none. Above 100 % with a CI that reaches 100 %, it says so ('110 % (75 to 157) weak, tied
+    with the baseline'): a layout cannot beat its own one-device baseline per device, and this one did not beyond
+    noise."""
     value = row[m.SCALING_EFFICIENCY]
     if _missing(value):
         return ""
     low, high = row.get(m.SCALING_EFFICIENCY_CI95_LOW), row.get(m.SCALING_EFFICIENCY_CI95_HIGH)
-    return f"{fmt.percent(value, low, high)} {row[m.SCALING]}"
+    tied = value > 1 and not _missing(low) and low <= 1
+    return f"{fmt.percent(value, low, high)} {row[m.SCALING]}" + (f", {labels.TIED_WITH_BASELINE}" if tied else "")
 
 
 def summary_rows(frame: pd.DataFrame) -> list[dict[str, str]]:
