@@ -1,12 +1,10 @@
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tfscale.contract import TMPDIR_ENV
 from tfscale.host.envinfo import CACHE_DIR_ENV
 
 E2E = "tests/e2e/"  # where the e2e tests are (pytestmark e2e): one test process runs them, one after another
@@ -31,22 +29,6 @@ def pytest_collection_modifyitems(items):
     stray = [item.nodeid for item in items if bool(item.get_closest_marker("e2e")) != item.nodeid.startswith(E2E)]
     if stray:
         raise pytest.UsageError(f"marked e2e outside {E2E}, or not marked e2e inside it: {', '.join(stray)}")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def session_tmpdir(tmp_path_factory):
-    """The temporary folder of this test process and of everything it starts (TMPDIR) is under pytest's own: what
-    a test's TensorFlow or a worker started by hand leaves there (before each worker kept its own folder, 5 autograph
-    modules per worker that a test started outside tfscale's launcher) never reaches the machine's /tmp."""
-    before = (tempfile.tempdir, os.environ.get(TMPDIR_ENV))
-    folder = str(tmp_path_factory.mktemp("tmp"))
-    tempfile.tempdir, os.environ[TMPDIR_ENV] = folder, folder
-    yield
-    tempfile.tempdir = before[0]
-    if before[1] is None:
-        os.environ.pop(TMPDIR_ENV, None)
-    else:
-        os.environ[TMPDIR_ENV] = before[1]
 
 
 @pytest.fixture(scope="session", autouse=True)
