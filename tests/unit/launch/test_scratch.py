@@ -50,6 +50,8 @@ def test_the_folder_is_made_once_and_removed_at_exit(tmp_path):
         "from tfscale.launch import scratch\n"
         "a = scratch.worker_tmpdir(); assert a == scratch.worker_tmpdir()\n"
         "(pathlib.Path(a) / 'left.py').write_text('')\n"
+        # a rank that died during the run (after the folder was made): removed at exit too
+        f"(pathlib.Path({str(tmp_path)!r}) / 'tfscale-worker-{dead_pid()}-x').mkdir()\n"
         "print(a)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
