@@ -96,7 +96,7 @@ def test_sweep_succeeds_and_reports(sweep):
 def test_workers_leave_nothing_in_the_temporary_folder(sweep):
     _, result, left = sweep
     assert result.exit_code == 0, result.output
-    assert left == set()  # 10-20 per config before the workers' TMPDIR became tfscale's scratch folder
+    assert left == set()  # before: 5 per one-device mlp config (measured 2026-12-07)
 
 
 def test_records_carry_every_column_with_real_values(sweep):
