@@ -156,3 +156,21 @@ def test_an_op_with_gpu_kernels_counts_once_in_the_op_breakdown():
     kernel.stats.add(metadata_id=7, str_value="dense/MatMul:MatMul")
     found = sorted((e.name, e.op_type, round((e.end - e.start) * 1e6)) for e in op_events(space))
     assert found == [("dense/MatMul", "MatMul", 4), ("iterator/GetNext", "IteratorGetNext", 1)]  # us
+
+
+def test_a_worker_imports_tensorflow_without_pandas_and_pandas_works_after():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from tfscale.worker.main import import_tensorflow\n"
+        "import_tensorflow()\n"
+        "from keras.src.trainers.data_adapters import array_slicing\n"
+        "print(array_slicing.pandas is None, 'pandas' in sys.modules)\n"
+        "import pandas\n"
+        "print(pandas.DataFrame({'a': [1]}).shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["True False", "(1, 1)"]

@@ -27,7 +27,8 @@ from tfscale.worker.cluster import cluster_task, is_server, serve, set_task, slu
 
 def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
     """Environment TensorFlow reads at import time: which GPUs it sees, in which order; and, for a rank started
-    by srun, its cluster (TF_CONFIG) and its share of the step's GPUs (cluster.slurm_environment)."""
+    by srun, its cluster (TF_CONFIG) and its share of the step's GPUs (cluster.slurm_environment). Then TensorFlow
+    is imported (import_tensorflow)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # keep INFO chatter out of the config's log
     if device == "cpu":
         os.environ[contract.VISIBLE_GPUS_ENV] = contract.NO_GPUS  # a CPU suite never initialises (or measures) a GPU
@@ -40,6 +41,23 @@ def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
     if device == "gpu" and spec is not None and spec.parallelism in ("tensor", "hybrid"):
         # DTensor picks its GPU all-reduce when it starts: without this its collectives run without NCCL.
         os.environ.setdefault("DTENSOR_GPU_USE_NCCL_COMMUNICATION", "1")
+    import_tensorflow()  # now that its environment is set
+
+
+def import_tensorflow() -> None:
+    """Import TensorFlow (and Keras with it) with pandas hidden: Keras imports pandas, if installed, only to accept
+    DataFrames in `fit`, which no worker calls; that import was 0.58 s of every worker's start here
+    (tests/benchmarks/bench_worker_start.py). Once TensorFlow is in, pandas imports as usual (a user model may use
+    it)."""
+    if "pandas" in sys.modules:  # already imported (a test calling the worker in-process): nothing to save
+        import tensorflow  # noqa: F401
+
+        return
+    sys.modules["pandas"] = None  # type: ignore[assignment]  # `import pandas` raises ImportError meanwhile
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        del sys.modules["pandas"]
 
 
 def run_commbench_config(spec: RunSpec) -> dict[str, Any]:
