@@ -1,7 +1,7 @@
 """The host's environment without TensorFlow: CPU, memory, Python, package versions, GPUs through NVML.
 
 TensorFlow's own view (version, CUDA/cuDNN build, devices) comes from a worker (`python -m tfscale.worker --env`)
-and is merged in by `collect_env`.
+and is merged in by `collect_env` (for a CPU suite's run from a per-host cache while nothing it depends on changes).
 """
 
 from __future__ import annotations
@@ -168,6 +168,36 @@ def tensorflow_env(timeout_s: float = 180.0) -> dict[str, Any]:
 
 CACHE_DIR_ENV = "TFSCALE_CACHE_DIR"  # where tfscale keeps what it measures once per host (tests point it at a tmp)
 PEAK_CACHE_FILE = "cpu-peaks.json"
+TENSORFLOW_CACHE_FILE = "tensorflow-env.json"
+TENSORFLOW_SOURCE = "source"  # the key of the TensorFlow view that says where it came from
+
+
+def _tensorflow_key(host: dict[str, Any]) -> str:
+    """What TensorFlow's view of the host depends on: the host, this Python, the installed packages (TensorFlow, its
+    CUDA libraries), the variables that tune or hide devices (CUDA_VISIBLE_DEVICES among them) and the GPUs and
+    driver NVML lists. JSON, sorted: equal keys, equal views."""
+    parts = {name: host.get(name) for name in ("host", "packages", "runtime_variables", "nvml")}
+    return json.dumps({**parts, "python": sys.executable}, sort_keys=True)
+
+
+def cached_tensorflow_env(host: dict[str, Any]) -> dict[str, Any]:
+    """TensorFlow's view (tensorflow_env) for the host `host_env()` describes, asked of a worker once and reused
+    (cache_dir()/tensorflow-env.json) while nothing it depends on (_tensorflow_key) changes: asking costs a fresh
+    process, i.e. an import of TensorFlow (4-8 s here), per run. Its "source" says which it was. A failed answer is
+    not kept."""
+    path = cache_dir() / TENSORFLOW_CACHE_FILE
+    key = _tensorflow_key(host)
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: ask again
+        cached = {}
+    if isinstance(cached, dict) and cached.get("key") == key and isinstance(cached.get("view"), dict):
+        return {**cached["view"], TENSORFLOW_SOURCE: f"cached: asked of a worker at {cached.get('asked_at')} ({path})"}
+    view = tensorflow_env()
+    if "error" not in view:
+        with contextlib.suppress(OSError):  # a read-only home: asked again next time, no harm
+            write_json_atomic(path, {"key": key, "asked_at": host.get("captured_at"), "view": view})
+    return {**view, TENSORFLOW_SOURCE: "asked of a worker now"}
 
 
 def cache_dir() -> Path:
@@ -226,5 +256,8 @@ def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) ->
     }
 
 
-def collect_env() -> dict[str, Any]:
-    return {**host_env(), "tensorflow": tensorflow_env()}
+def collect_env(reuse_tensorflow: bool = False) -> dict[str, Any]:
+    """host_env() and TensorFlow's view under "tensorflow": asked of a fresh worker, or with `reuse_tensorflow`,
+    from the cache while the host is unchanged (cached_tensorflow_env)."""
+    host = host_env()
+    return {**host, "tensorflow": cached_tensorflow_env(host) if reuse_tensorflow else tensorflow_env()}

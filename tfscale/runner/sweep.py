@@ -213,12 +213,14 @@ def _start_line(plan, run_id: str, pending) -> str:
 
 
 def _environment(plan, specs, chosen, echo: Echo) -> dict:
-    """The run's env.json: this host, its CPU peak where MFU needs it (measured once per host), the GPU check."""
+    """The run's env.json: this host, its CPU peak where MFU needs it (measured once per host), the GPU check.
+    TensorFlow's view is asked of a fresh worker for a GPU suite (the GPU check reads it) and reused from the last
+    identical host for a CPU suite (envinfo.cached_tensorflow_env)."""
     from tfscale.host.envinfo import collect_env, cpu_peaks
     from tfscale.measures.peaks import ENV_KEY as PEAK_ENV_KEY
     from tfscale.measures.peaks import cpu_request
 
-    env = collect_env()
+    env = collect_env(reuse_tensorflow=plan.suite.device == "cpu")
     counts, dtypes = cpu_request(specs, chosen.name)
     if counts:  # the denominator of MFU on CPUs: measured once per host (tfscale.measures.peaks)
         env[PEAK_ENV_KEY] = peaks = cpu_peaks(counts, dtypes)

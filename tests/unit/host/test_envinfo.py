@@ -53,3 +53,34 @@ def test_runtime_variables_are_the_ones_that_tune_tensorflow_and_its_libraries()
         "TF_ENABLE_ONEDNN_OPTS": "0",
         "TF_NUM_INTRAOP_THREADS": "1",
     }
+
+
+def test_tensorflow_view_is_asked_once_per_unchanged_host_and_says_so(tmp_path, monkeypatch):
+    from tfscale.host import envinfo
+
+    answers = [{"version": "2.21.0", "physical_devices": ["/physical_device:CPU:0"]}]
+    calls = []
+
+    def fake_worker(mode, timeout_s, request=None):
+        calls.append(mode)
+        return answers[-1]
+
+    monkeypatch.setenv(envinfo.CACHE_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(envinfo, "call_worker", fake_worker)
+    host = {"host": "h", "packages": {"tensorflow": "2.21.0"}, "runtime_variables": {}, "nvml": {}, "captured_at": "t0"}
+    first = envinfo.cached_tensorflow_env(host)
+    assert first == {**answers[0], "source": "asked of a worker now"} and len(calls) == 1
+    again = envinfo.cached_tensorflow_env({**host, "captured_at": "t1"})
+    assert len(calls) == 1 and again["version"] == "2.21.0"
+    assert again["source"] == f"cached: asked of a worker at t0 ({tmp_path / envinfo.TENSORFLOW_CACHE_FILE})"
+    hidden = {**host, "runtime_variables": {"CUDA_VISIBLE_DEVICES": "-1"}}
+    envinfo.cached_tensorflow_env(hidden)
+    assert len(calls) == 2  # what hides or tunes devices is part of the key
+    envinfo.cached_tensorflow_env({**hidden, "packages": {"tensorflow": "2.21.1"}})
+    assert len(calls) == 3
+    answers.append({"error": "worker exited 1"})
+    failed = {**host, "host": "other"}
+    assert envinfo.cached_tensorflow_env(failed)["error"] == "worker exited 1"
+    envinfo.cached_tensorflow_env(failed)
+    assert len(calls) == 5  # a failed answer is not kept
+    assert envinfo.collect_env()["tensorflow"] == answers[-1] and len(calls) == 6  # `tfscale env` always asks
