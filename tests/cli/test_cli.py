@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfscale.cli import cli
-from tfscale.suite.planner import SPREAD_NOTE
+from tfscale.suite.planview import SPREAD_NOTE
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -9,7 +9,7 @@ import click
 from tfscale.api import plan as plan_suite
 from tfscale.host.preflight import gpu_preflight
 from tfscale.netsim.network import unavailable_reason
-from tfscale.suite.planner import nccl_link_note, network_note, plan_rows, spread_note
+from tfscale.suite.planview import nccl_link_note, network_note, plan_rows, spread_note
 from tfscale.textable import format_table
 
 

@@ -182,7 +182,7 @@ def _check_resume(folder: Path, resume: bool | None) -> None:
 def _network_notes(plan, echo: Echo) -> None:
     """Simulated hosts: why they cannot run here, or the stale ones removed and the NCCL settings they run with."""
     from tfscale.netsim.network import unavailable_reason
-    from tfscale.suite.planner import nccl_link_note, network_note
+    from tfscale.suite.planview import nccl_link_note, network_note
 
     note = network_note(plan, unavailable_reason())
     if note:
@@ -195,7 +195,7 @@ def _network_notes(plan, echo: Echo) -> None:
 
 
 def _spread_note(plan, echo: Echo) -> None:
-    from tfscale.suite.planner import spread_note
+    from tfscale.suite.planview import spread_note
 
     spread = spread_note(plan)
     if spread:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfscale import contract
 from tfscale.axes import (
     ADDONS,
     AUTO,
@@ -35,7 +34,6 @@ from tfscale.axes import (
     replicas_of,
 )
 from tfscale.errors import SuiteError
-from tfscale.labels import data_label, model_label
 from tfscale.suite import autorepeats
 from tfscale.suite.spec import RunSpec
 from tfscale.suite.suitefile import Suite
@@ -360,57 +358,3 @@ def _setting(name: str, value: Any, device: str) -> Any:
     if name == "min_window_s" and value == AUTO:
         return MIN_WINDOW_S[device]
     return float(value) if SETTINGS[name].kind is float and value not in (AUTO, None) else value
-
-
-def network_note(plan: Plan, reason: str | None) -> str | None:
-    """One line when configs need simulated networking and `reason` says it is unavailable here."""
-    count = sum(1 for s in plan.specs if s.network_link is not None)
-    if not count or reason is None:
-        return None
-    return f"note: {reason}; {count} config(s) with network_link will be skipped"
-
-
-SPREAD_NOTE = (
-    "note: no config runs in 2 or more fresh processes (repeats), so the CIs will cover the spread within each "
-    "process only, not between processes, usually the larger (tfscale/stats/repeats.py); repeats: auto runs a few "
-    "configs twice and measures it for the whole run"
-)
-
-
-def nccl_link_note(plan: Plan) -> str | None:
-    """One line for a GPU suite with simulated hosts: the NCCL settings that keep its collectives on the link."""
-    count = sum(1 for s in plan.specs if s.network_link is not None and s.device == "gpu")
-    if not count:
-        return None
-    return f"note: {count} GPU config(s) with network_link run NCCL with {contract.simulated_link_nccl_note()}"
-
-
-def spread_note(plan: Plan) -> str | None:
-    """SPREAD_NOTE where no config of `plan` runs in more than one process (nothing measures the run's spread)."""
-    return SPREAD_NOTE if plan.specs and all(spec.repeats < 2 for spec in plan.specs) else None
-
-
-def plan_rows(plan: Plan) -> list[dict[str, Any]]:
-    """The plan as table rows, in the columns `tfscale plan` prints."""
-    return [
-        {
-            "config_id": s.config_id,
-            "model": model_label(s.model, s.model_size),
-            "strategy": (
-                s.strategy + (f"({s.cross_device_ops})" if s.cross_device_ops else "") if s.strategy else s.mode_label
-            ),
-            "nodes": s.nodes,
-            "dev/node": s.devices_per_node,
-            "replicas": s.replicas,
-            "link": s.network_link or "",
-            "batch": f"{s.batch_size} {s.batch_policy}",
-            "global": s.global_batch_size,
-            "precision": s.precision,
-            "jit": "on" if s.jit else "off",
-            "opt": s.optimizer,
-            "data": data_label(dataclasses.asdict(s)) or s.data,
-            "steps": f"{s.warmup_steps}+{s.steps}" + (f" x{s.repeats}" if s.repeats > 1 else ""),  # x: processes
-            "timeout_s": f"{s.timeout_s:g}",
-        }
-        for s in plan.specs
-    ]

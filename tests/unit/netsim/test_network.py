@@ -10,7 +10,8 @@ from tfscale.netsim.hosts import placement
 from tfscale.netsim.linkcheck import check_bytes
 from tfscale.netsim.network import Layout, setup_commands, teardown_commands, token_of, unavailable_reason
 from tfscale.suite.linkrate import parse_rate, tbf_burst_bytes
-from tfscale.suite.planner import expand, network_note
+from tfscale.suite.planner import expand
+from tfscale.suite.planview import network_note
 from tfscale.suite.suitefile import parse_suite
 
 

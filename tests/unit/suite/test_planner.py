@@ -1,7 +1,8 @@
 import pytest
 
 from tfscale.errors import SuiteError
-from tfscale.suite.planner import config_id, expand, plan_rows
+from tfscale.suite.planner import config_id, expand
+from tfscale.suite.planview import plan_rows
 from tfscale.suite.suitefile import parse_suite
 
 
@@ -370,7 +371,7 @@ def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
 
 
 def test_a_plan_without_repeats_notes_that_no_ci_will_cover_the_spread_between_processes():
-    from tfscale.suite.planner import SPREAD_NOTE, spread_note
+    from tfscale.suite.planview import SPREAD_NOTE, spread_note
 
     once = "name: s\nmatrix: {model: [mlp], strategy: [one_device, mirrored]}\n"
     assert spread_note(plan_of(once)) == SPREAD_NOTE

@@ -4,7 +4,8 @@ import pytest
 
 from tfscale.axes import PARALLELISMS
 from tfscale.errors import SuiteError
-from tfscale.suite.planner import expand, plan_rows
+from tfscale.suite.planner import expand
+from tfscale.suite.planview import plan_rows
 from tfscale.suite.suitefile import parse_suite
 
 
