@@ -187,17 +187,28 @@ def cached_tensorflow_env(host: dict[str, Any]) -> dict[str, Any]:
     not kept."""
     path = cache_dir() / TENSORFLOW_CACHE_FILE
     key = _tensorflow_key(host)
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # none yet, or damaged: ask again
-        cached = {}
-    if isinstance(cached, dict) and cached.get("key") == key and isinstance(cached.get("view"), dict):
+    cached = _read_cache(path)
+    if cached.get("key") == key and isinstance(cached.get("view"), dict):
         return {**cached["view"], TENSORFLOW_SOURCE: f"cached: asked of a worker at {cached.get('asked_at')} ({path})"}
     view = tensorflow_env()
     if "error" not in view:
-        with contextlib.suppress(OSError):  # a read-only home: asked again next time, no harm
-            write_json_atomic(path, {"key": key, "asked_at": host.get("captured_at"), "view": view})
+        _write_cache(path, {"key": key, "asked_at": host.get("captured_at"), "view": view})
     return {**view, TENSORFLOW_SOURCE: "asked of a worker now"}
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    """A per-host cache file's document; {} where there is none yet or it is damaged (measured again then)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _write_cache(path: Path, document: dict[str, Any]) -> None:
+    """Keep `document` for the next run; a read-only home only means measuring again next time."""
+    with contextlib.suppress(OSError):
+        write_json_atomic(path, document)
 
 
 def cache_dir() -> Path:
@@ -222,10 +233,7 @@ def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) ->
 
     path = cache_dir() / PEAK_CACHE_FILE
     key = _peak_host_key()
-    try:
-        cache = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # none yet, or damaged: measure again
-        cache = {}
+    cache = _read_cache(path)
     known = cache.get(key) if isinstance(cache.get(key), dict) else {}
     wanted = sorted(set(counts) | {1})  # 1: one matmul on all cores, the host's own peak
     have = known.get("total", {})
@@ -242,8 +250,7 @@ def cpu_peaks(counts: list[int], dtypes: list[str], timeout_s: float = 300.0) ->
                 known.setdefault(field, {}).setdefault(dtype, {}).update(by_count)
         known["method"] = fresh["method"]
         cache[key] = known
-        with contextlib.suppress(OSError):  # a read-only home: measured again next time, no harm
-            write_json_atomic(path, cache)
+        _write_cache(path, cache)
         source = "measured now"
     totals = {d: {str(n): known["total"][d][str(n)] for n in wanted} for d in dtypes}
     spread = {d: {str(n): known.get("spread", {}).get(d, {}).get(str(n)) for n in wanted} for d in dtypes}
