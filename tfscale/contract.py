@@ -27,7 +27,7 @@ RESOLVER_ENV = "TFSCALE_RESOLVER"  # "slurm": build the cluster from Slurm's tas
 PORT_BASE_ENV = "TFSCALE_PORT_BASE"  # first port of each node's tasks under Slurm
 TF_CONFIG_ENV = "TF_CONFIG"  # TensorFlow's own: the cluster and this task, as JSON (tf_config)
 # Tests only: "<config_id>=<seconds>" makes every training step of that config sleep so long first (a planted
-# slowdown that tfscale compare must flag); never set by tfscale itself.
+# slowdown that tfscale compare must flag, a worker kept alive); never set by tfscale itself.
 TEST_SLEEP_ENV = "TFSCALE_TEST_SLEEP"
 # Test-only: milliseconds the data: files pipeline sleeps per example (tfscale.worker.input), a slow pipeline made
 # on purpose. Synchronous strategies only (a ParameterServer worker cannot run the Python function).
@@ -36,10 +36,12 @@ RESOLVER_SLURM = "slurm"
 # The pid of the tfscale process that started this worker (local launcher, one-shot calls): the worker asks the
 # kernel to kill it when that process dies (PR_SET_PDEATHSIG), whatever kills it, and exits if it is gone already.
 PARENT_PID_ENV = "TFSCALE_PARENT_PID"
-# Python's and TensorFlow's temporary folder: a local worker's is its tfscale's scratch folder (launch.scratch).
-TMPDIR_ENV = "TMPDIR"
+TMPDIR_ENV = "TMPDIR"  # Python's and TF's temporary folder; a local worker's: its tfscale's (launch.scratch)
+# How local CPU workers start (launch.zygote): forked from a TensorFlow-loaded zygote (the default), or "exec" afresh.
+WORKER_START_ENV, WORKER_START_FORK, WORKER_START_EXEC = "TFSCALE_WORKER_START", "fork", "exec"
+FORKED_FROM_ENV = "TFSCALE_FORKED_FROM"  # set in a worker the zygote forked: the zygote's pid
 # Temporary folders, each named <prefix><pid of its owner>-<random>: the next tfscale removes those whose owner died
-# (launch.scratch.remove_stale): a tfscale's scratch folder for its workers, and a worker's own (worker/__main__).
+# (launch.scratch.remove_stale): a tfscale's scratch folder for its workers, and a worker's own (worker/process.py).
 SCRATCH_PREFIX = "tfscale-tmp-"
 WORKER_TMP_PREFIX = "tfscale-worker-"
 # CUDA's own: the GPUs a process may see, by index or UUID. A launcher sets it per task (place_gpus) before TF starts.

@@ -143,7 +143,7 @@ LOG_TAIL = column("log_tail", TEXT, "last lines of the log of a failed config; e
 MAX_MEASURE_S = column("max_measure_s", AXIS, "s, run setting: most seconds of timed windows per config (steps: auto)", STORED)
 MAX_WARMUP_S = column("max_warmup_s", AXIS, "s, run setting: most seconds of warm-up windows (warmup_steps: auto)", STORED)
 MEASURE_STOP = column("measure_stop", TEXT, "why the timed windows stopped: target_ci met | max_measure_s spent | fixed steps", STORED)
-MEMORY_KIND = column("memory_kind", TEXT, "what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss", STORED)
+MEMORY_KIND = column("memory_kind", TEXT, "what peak_memory_bytes measures: tf_allocator_peak_per_device|process_peak_rss|forked_process_peak_rss", STORED)
 MICRO_BATCHES = column("micro_batches", AXIS, "pipeline: micro-batches per step", STORED)
 MIN_WINDOW_S = column("min_window_s", AXIS, "s, run setting: shortest timing window when window_steps is auto", STORED)
 MODEL = column("model", AXIS, "zoo name (mlp|cnn|transformer) or a suite's user model name", STORED)
@@ -361,3 +361,6 @@ STATUS_SKIPPED = "skipped"  # not run: the machine cannot (e.g. simulated networ
 # memory_kind's values: TF's allocator peak of one GPU (after the reset at the end of warm-up), or the process's
 MEMORY_KIND_ALLOCATOR_PEAK = "tf_allocator_peak_per_device"
 MEMORY_KIND_PROCESS_RSS = "process_peak_rss"
+# ... or that of a worker forked by the zygote (launch.zygote): TensorFlow's pages it shares with the zygote count
+# only where it touched them, ~320 MiB below a fresh process's here (tests/benchmarks/bench_worker_fork.py)
+MEMORY_KIND_FORKED_RSS = "forked_process_peak_rss"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tfscale import contract
 from tfscale.cli import cli
 from tfscale.launch import tasks as launch_tasks
 from tfscale.runner.configs import run_config
@@ -143,7 +144,10 @@ def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
     assert workers_left(tmp_path) == []
 
 
-def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
+def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path, monkeypatch):
+    # Fresh interpreters: their import of TensorFlow (3-7 s) is what keeps the tasks from starting within 2 s (a
+    # worker forked by the zygote would be serving by then).
+    monkeypatch.setenv(contract.WORKER_START_ENV, contract.WORKER_START_EXEC)
     spec = cluster_spec(
         "name: p\ndefaults: {model_size: tiny, timeout_s: 2}\nmatrix: {strategy: [parameter_server], nodes: [2]}\n",
         tmp_path,
@@ -157,7 +161,8 @@ def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path):
     assert workers_left(tmp_path) == []
 
 
-def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path):
+def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path, monkeypatch):
+    monkeypatch.setenv(contract.WORKER_START_ENV, contract.WORKER_START_EXEC)  # as above: not formed within 1 s
     spec = cluster_spec(
         "name: p\ndefaults: {model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",

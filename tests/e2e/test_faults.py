@@ -8,10 +8,9 @@ import subprocess
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
-from .support import tfscale, wait_for, workers_left
+from .support import tfscale, wait_for, worker_processes, workers_left
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
@@ -126,13 +125,7 @@ def long_mwms_run(tmp_path: Path, strategy: str = "multi_worker_mirrored") -> su
 
 def test_kill_9_of_one_mwms_worker_fails_the_config_quickly_and_leaves_nothing(tmp_path):
     parent = long_mwms_run(tmp_path)
-    [victim] = [
-        p
-        for p in psutil.process_iter(["cmdline"])
-        if "tfscale.worker" in " ".join(p.info["cmdline"] or [])
-        and "worker-1.result.json" in " ".join(p.info["cmdline"] or [])
-        and str(tmp_path) in " ".join(p.info["cmdline"])
-    ]
+    [victim] = worker_processes(tmp_path, task="worker-1")
     killed_at = time.monotonic()
     os.kill(victim.pid, signal.SIGKILL)
     parent.communicate(timeout=130)

@@ -36,6 +36,7 @@ class Job:
     prefix: str  # file-name prefix of this job's files: the config id, or commbench-<config id>
     run_id: str
     mode: str = contract.TRAIN
+    repeat: int = 0  # which of the config's fresh processes (its round of the sweep: runner.configs.interleaved)
 
     @property
     def tasks(self) -> list[Task]:

@@ -85,10 +85,17 @@ def record_fields(outcome: Outcome, spec: RunSpec, folder: Path) -> dict[str, An
     return fields | {m.STATUS: status, m.REASON: reason, m.LOG_TAIL: tail}
 
 
-def new_job(spec: RunSpec, folder: Path, run_id: str, prefix: str | None = None, mode: str = contract.TRAIN) -> Job:
+def new_job(
+    spec: RunSpec,
+    folder: Path,
+    run_id: str,
+    prefix: str | None = None,
+    mode: str = contract.TRAIN,
+    repeat: int = 0,
+) -> Job:
     prefix = prefix or spec.config_id
     work = folder / WORK_DIR
-    return Job(spec, work / f"{prefix}.spec.json", work, folder / LOGS_DIR, prefix, run_id, mode)
+    return Job(spec, work / f"{prefix}.spec.json", work, folder / LOGS_DIR, prefix, run_id, mode, repeat)
 
 
 def run_job(launcher: Launcher, job: Job) -> Outcome:

@@ -35,6 +35,7 @@ from tfscale.launch.tasks import (
     Watch,
     run_tasks,
 )
+from tfscale.launch.zygote import serve_round, stop_zygote
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError
 from tfscale.netsim.network import unavailable_reason as network_unavailable
@@ -107,6 +108,9 @@ class LocalLauncher(Launcher):
     def unavailable(self, spec: RunSpec) -> str | None:
         return network_unavailable() if spec.network_link is not None else None
 
+    def __exit__(self, *exc) -> None:
+        stop_zygote()  # the sweep's workers are done: the TensorFlow-loaded process that forked them goes too
+
     def live_pids(self) -> list[int]:
         return [p.pid for p in list(LIVE)]
 
@@ -122,6 +126,7 @@ class LocalLauncher(Launcher):
             gpus = self.place(spec)
         except contract.PlacementError as error:
             return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))
+        serve_round(job.repeat)  # a config's fresh processes never share a zygote (launch.zygote)
         nccl_on_link = link_nccl_env(spec, tasks)
         task_env = tasks_env(tasks, gpus, nccl_on_link)
         try:
@@ -133,6 +138,7 @@ class LocalLauncher(Launcher):
                     spec.cluster,
                     hosts.placement,
                     task_env=task_env,
+                    fork=spec.device == "cpu",  # a GPU config's workers read their GPUs at import: fresh processes
                 )
         except NetworkError as error:
             return Outcome(0.0, {}, [r.task.name for r in trainers], None, failed="", launcher_reason=str(error))

@@ -22,11 +22,12 @@ import psutil
 
 from tfscale import contract
 from tfscale.launch.scratch import worker_tmpdir
+from tfscale.launch.zygote import ForkedWorker, ZygoteError, forks, zygote
 
 KILL_GRACE_S = 5.0  # SIGTERM first; SIGKILL whatever is still alive after this long
 
 # Every worker process this parent has started and not yet reaped: what a second Ctrl-C kills at once.
-LIVE: set[subprocess.Popen] = set()
+LIVE: set[subprocess.Popen | ForkedWorker] = set()
 
 
 def dies_with_parent(argv: list[str], env: dict[str, str] | None, worker: bool) -> tuple[list[str], dict[str, str]]:
@@ -42,15 +43,37 @@ def dies_with_parent(argv: list[str], env: dict[str, str] | None, worker: bool) 
     return ([setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv), env
 
 
-def start_worker(argv: list[str], log, env: dict[str, str] | None = None, worker: bool = True) -> subprocess.Popen:
+def start_worker(
+    argv: list[str], log, env: dict[str, str] | None = None, worker: bool = True, fork: bool = False
+) -> subprocess.Popen | ForkedWorker:
     """Start a worker (or, `worker` False, another command such as srun) in its own session (its own process
-    group), output to `log`, killed by the kernel if this process dies (dies_with_parent); register it as live."""
+    group), output to `log`, killed by the kernel if this process dies (dies_with_parent); register it as live.
+    `fork`: a CPU worker this Python runs is forked by the zygote (launch.zygote) rather than started afresh."""
     argv, env = dies_with_parent(argv, env, worker)
+    if fork and worker and forks(argv):
+        process = _forked(argv, log, env)
+        if process is not None:
+            LIVE.add(process)
+            return process
     process = subprocess.Popen(
         argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
     )
     LIVE.add(process)
     return process
+
+
+def _forked(argv: list[str], log, env: dict[str, str]) -> ForkedWorker | None:
+    """The worker forked by this process's zygote; None where there is no zygote (it could not start: the worker
+    starts afresh)."""
+    _, zygote_env = dies_with_parent([], None, worker=True)
+    found = zygote(zygote_env, Path(worker_tmpdir()) / "zygote.log")
+    if found is None:
+        return None
+    log.flush()
+    try:
+        return found.fork(argv, env, log.name)
+    except ZygoteError:  # it died since: this worker starts afresh, the next one with a new zygote
+        return None
 
 
 def kill_live_now() -> None:
@@ -64,7 +87,7 @@ def kill_live_now() -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S) -> None:
+def kill_trees(processes: list[subprocess.Popen | ForkedWorker], grace_s: float = KILL_GRACE_S) -> None:
     """Terminate each process and every descendant (also those that left its process group): SIGTERM to all,
     then SIGKILL to whatever is still alive after `grace_s`."""
     family: list[psutil.Process] = []
@@ -87,7 +110,7 @@ def kill_trees(processes: list[subprocess.Popen], grace_s: float = KILL_GRACE_S)
         LIVE.discard(process)
 
 
-def kill_tree(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+def kill_tree(process: subprocess.Popen | ForkedWorker, grace_s: float = KILL_GRACE_S) -> None:
     kill_trees([process], grace_s)
 
 

@@ -23,6 +23,7 @@ from tfscale.launch.base import (
 )
 from tfscale.launch.processes import kill_trees, start_worker
 from tfscale.launch.watchdog import read_phases
+from tfscale.launch.zygote import ForkedWorker
 from tfscale.suite.spec import RunSpec
 
 # A cluster's failures that a fresh attempt on freshly picked ports cures: a picked port taken by another process
@@ -138,10 +139,11 @@ def _attempt(
     deadline: float,
     watch: Watch,
     placement: Placement,
+    fork: bool,
 ) -> tuple[str | None, TaskRun | None]:
     """Start every task, watch them, stop them all. Returns (why the watchdog stopped them early, first failed
     task)."""
-    processes: dict[str, subprocess.Popen] = {}
+    processes: dict[str, subprocess.Popen | ForkedWorker] = {}
     logs = []
     try:
         for run in runs:
@@ -151,7 +153,7 @@ def _attempt(
             log = open(run.log_path, "ab")  # noqa: SIM115 (closed in finally, after the process is gone)
             logs.append(log)
             env = {**os.environ, **env_for(run), contract.PROGRESS_ENV: str(run.progress_path)}
-            processes[run.task.name] = start_worker(placement.wrap(run.task, argv_for(run)), log, env)
+            processes[run.task.name] = start_worker(placement.wrap(run.task, argv_for(run)), log, env, fork=fork)
         startup_deadline = None if watch.startup_s is None else time.monotonic() + watch.startup_s
         while True:
             for run in runs:
@@ -191,10 +193,12 @@ def run_tasks(
     placement: Placement = LOOPBACK,
     max_attempts: int = MAX_ATTEMPTS,
     task_env: dict[str, dict[str, str]] | None = None,
+    fork: bool = False,
 ) -> Attempts:
     """Run one job's tasks to completion (or failure, or timeout) and leave no process behind. Cluster tasks get
     TF_CONFIG on freshly picked ports (pick_ports, looked up at call time so tests can replace it); each task also
-    gets `task_env[its name]` (its CUDA_VISIBLE_DEVICES)."""
+    gets `task_env[its name]` (its CUDA_VISIBLE_DEVICES). `fork`: the tasks may be forked by the zygote (CPU
+    configs; launch.processes.start_worker)."""
     task_env = task_env or {}
     tasks = [run.task for run in runs]
     start = time.monotonic()
@@ -213,7 +217,7 @@ def run_tasks(
                 return own
             return own | {contract.TF_CONFIG_ENV: contract.tf_config(addresses, run.task)}
 
-        stopped, failed = _attempt(runs, argv_for, env_for, deadline, watch, placement)
+        stopped, failed = _attempt(runs, argv_for, env_for, deadline, watch, placement, fork)
         may_relaunch = cluster and failed is not None and attempt < max_attempts and time.monotonic() < deadline
         if may_relaunch and _transient(runs, offsets):  # the logs are read only when a relaunch could follow
             continue

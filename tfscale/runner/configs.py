@@ -110,7 +110,7 @@ def run_config(
     reason = launcher.unavailable(spec)
     if reason is not None:
         return record | {m.STATUS: m.STATUS_SKIPPED, m.REASON: reason, m.FINISHED_AT: _now()}
-    job = new_job(spec, folder, run_id, prefix=name)
+    job = new_job(spec, folder, run_id, prefix=name, repeat=repeat)
     sampler = _sampler(job, launcher)
     try:
         outcome = run_job(launcher, job)

@@ -119,7 +119,7 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
-TEARDOWN_NEEDED = [False]  # this process is a cluster task: it must exit through TF's teardown (worker.__main__)
+TEARDOWN_NEEDED = [False]  # this process is a cluster task: it must exit through TF's teardown (worker.process)
 
 
 def die_with_parent(environ: dict[str, str] | os._Environ = os.environ) -> None:

@@ -7,22 +7,25 @@ communication-breakdown and profiling steps that run after the loop on multi-rep
 
 from __future__ import annotations
 
+import os
 import resource
 from dataclasses import dataclass
 
 import tensorflow as tf
 
 from tfscale import metrics as m
+from tfscale.contract import FORKED_FROM_ENV
 
 TF_ALLOCATOR_PEAK = m.MEMORY_KIND_ALLOCATOR_PEAK
 PROCESS_PEAK_RSS = m.MEMORY_KIND_PROCESS_RSS
+FORKED_PEAK_RSS = m.MEMORY_KIND_FORKED_RSS
 PROCESS_DEVICE = "process"  # peak_memory_device on CPU, and for a task that computes on no GPU
 
 
 @dataclass(frozen=True)
 class PeakMemory:
     bytes: int
-    kind: str  # TF_ALLOCATOR_PEAK or PROCESS_PEAK_RSS (memory_kind)
+    kind: str  # TF_ALLOCATOR_PEAK, PROCESS_PEAK_RSS or FORKED_PEAK_RSS (memory_kind)
     device: str  # whose peak: "GPU:1" (this process's GPU with the largest peak) or PROCESS_DEVICE
 
 
@@ -56,11 +59,13 @@ def peak_memory(device: str) -> PeakMemory:
     computes on no GPU, e.g. the ParameterServer chief).
 
     On CPU all logical devices share one allocator and TF reports no stats without TF_CPU_ALLOCATOR_USE_BFC, so
-    the honest per-device figure is not available: the process peak stands in, and memory_kind says so.
+    the honest per-device figure is not available: the process peak stands in, and memory_kind says so (a worker
+    forked by the zygote has a peak of its own kind: it shares TensorFlow's pages with the zygote).
     """
     gpus = local_gpus() if device == "gpu" else []
     if not gpus:
-        return PeakMemory(host_rss_peak_bytes(), PROCESS_PEAK_RSS, PROCESS_DEVICE)
+        kind = FORKED_PEAK_RSS if os.environ.get(FORKED_FROM_ENV) else PROCESS_PEAK_RSS
+        return PeakMemory(host_rss_peak_bytes(), kind, PROCESS_DEVICE)
     peaks = {name: tf.config.experimental.get_memory_info(name)["peak"] for name in gpus}
     top = max(peaks, key=peaks.get)
     return PeakMemory(int(peaks[top]), TF_ALLOCATOR_PEAK, top)

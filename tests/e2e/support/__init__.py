@@ -1,6 +1,7 @@
 """What the end-to-end tests share: process checks, waiting, the CLI in a child process, record checks. The
 scripts and user models the tests run live beside this file."""
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -9,14 +10,30 @@ import psutil
 import pytest
 
 
-def workers_left(under) -> list[str]:
-    """Command lines of tfscale worker processes still alive whose files are under the folder `under` (a run must
-    leave none; workers of other runs on the machine, such as a second test session, are not this test's)."""
+def worker_processes(under, task: str = "") -> list[psutil.Process]:
+    """tfscale worker processes alive now whose files are under the folder `under` (`task`: the files of that
+    cluster task, such as "worker-1", its result or its log; workers of other runs on the
+    machine, such as a second test session, are not this test's): a worker started afresh names them on its command
+    line; one forked by the zygote (tfscale-worker in `ps -e`) has its log open there."""
     found = []
-    for p in psutil.process_iter(["cmdline"]):
-        cmdline = " ".join(p.info["cmdline"] or [])
-        if "tfscale.worker" in cmdline and str(under) in cmdline:
-            found.append(cmdline)
+    for p in psutil.process_iter(["cmdline", "name"]):
+        with contextlib.suppress(psutil.Error):
+            cmdline = " ".join(p.info["cmdline"] or [])
+            if "tfscale.worker" not in cmdline or p.info["name"] == "tfscale-zygote":
+                continue
+            names = [cmdline, *(f.path for f in p.open_files())]
+            if any(str(under) in name and (not task or f".{task}." in name) for name in names):
+                found.append(p)
+    return found
+
+
+def workers_left(under) -> list[str]:
+    """Command lines and pids of tfscale worker processes still alive whose files are under `under` (a run must
+    leave none)."""
+    found = []
+    for p in worker_processes(under):
+        with contextlib.suppress(psutil.Error):
+            found.append(f"pid {p.pid} {p.name()}: {' '.join(p.cmdline())}")
     return found
 
 
