@@ -1,5 +1,6 @@
-"""tfscale's side of the worker zygote (tfscale.worker.zygote): one TensorFlow-loaded process per tfscale process,
-started on the first forked worker and ended at exit, which forks the workers of CPU configs on this host.
+"""tfscale's side of the worker zygote (tfscale.worker.zygote): a TensorFlow-loaded process that forks the workers
+of CPU configs on this host. At most one is alive per tfscale process: started on the first forked worker of each
+round of a sweep (serve_round), stopped when the round changes, when the launcher's `with` ends, or at exit.
 
 Why: `import tensorflow` took 3.3-7 s of every worker here, a third of the quickstart's process time (104 s of 283 s
 in 23 processes). A forked worker starts its own TensorFlow runtime as a fresh interpreter would (the zygote never
