@@ -48,9 +48,9 @@ def slurm_env(monkeypatch):
 def resolve(spec):
     """What a rank does before TF starts (worker.main), then TF's resolver of the TF_CONFIG it set."""
     from tfscale.worker.cluster import cluster_resolver
-    from tfscale.worker.main import _prepare_environment
+    from tfscale.worker.main import prepare_environment
 
-    _prepare_environment(spec.device, spec)
+    prepare_environment(spec.device, spec)
     resolver = cluster_resolver(spec)
     return resolver.cluster_spec().as_dict(), (resolver.task_type, resolver.task_id)
 

@@ -20,12 +20,13 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfscale import contract
 
 READY_TIMEOUT_S = 120.0  # the zygote's import of TensorFlow (3.3 s here quiet, 15 s under load)
-STARTED_TIMEOUT_S = 30.0  # one fork of a TensorFlow-loaded process (~0.02 s here)
+STARTED_TIMEOUT_S = 30.0  # one fork of a TensorFlow-loaded process, request to answer (0.012-0.020 s here)
 EXIT_GRACE_S = 5.0  # at exit: how long the zygote may take to go once its stdin is closed
 
 
@@ -55,6 +56,14 @@ class ForkedWorker:
         return self.returncode  # type: ignore[return-value]
 
 
+@dataclass
+class _Fork:
+    """One fork asked of the zygote: set when it answers (worker) or is gone (worker None)."""
+
+    answered: threading.Event = field(default_factory=threading.Event)
+    worker: ForkedWorker | None = None
+
+
 class Zygote:
     """One running zygote: a request pipe, a thread reading its answers."""
 
@@ -71,8 +80,7 @@ class Zygote:
             )
         self._lock = threading.Lock()
         self._next_id = 0
-        self._started: dict[int, ForkedWorker | None] = {}
-        self._start_events: dict[int, threading.Event] = {}
+        self._forks: dict[int, _Fork] = {}  # by request id, until answered
         self._workers: dict[int, ForkedWorker] = {}
         self._ready = threading.Event()
         self._gone = False
@@ -106,10 +114,9 @@ class Zygote:
             if "ready" in message:
                 self._ready.set()
             elif "started" in message:
-                worker = ForkedWorker(message["pid"])
-                self._workers[worker.pid] = worker
-                self._started[message["started"]] = worker
-                self._start_events[message["started"]].set()
+                fork = self._forks[message["started"]]
+                fork.worker = self._workers[message["pid"]] = ForkedWorker(message["pid"])
+                fork.answered.set()
             elif "exited" in message:
                 worker = self._workers.pop(message["exited"], None)
                 if worker is not None:
@@ -120,8 +127,8 @@ class Zygote:
         with self._lock:
             self._gone = True
             self._ready.set()
-            for event in self._start_events.values():
-                event.set()
+            for fork in self._forks.values():
+                fork.answered.set()
             for worker in self._workers.values():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(worker.pid, signal.SIGKILL)
@@ -133,7 +140,7 @@ class Zygote:
         with self._lock:
             request_id = self._next_id
             self._next_id += 1
-            event = self._start_events[request_id] = threading.Event()
+            fork = self._forks[request_id] = _Fork()
         env = env | {contract.PARENT_PID_ENV: str(self.process.pid)}  # the worker dies with the zygote
         request = {"id": request_id, "argv": argv, "env": env, "cwd": os.getcwd(), "log": log_path}
         assert self.process.stdin is not None
@@ -142,14 +149,14 @@ class Zygote:
             self.process.stdin.flush()
         except OSError as error:
             raise ZygoteError(f"the worker zygote is gone: {error}") from None
-        if not event.wait(STARTED_TIMEOUT_S):
-            raise ZygoteError(f"the worker zygote did not fork within {STARTED_TIMEOUT_S:g} s")
+        answered = fork.answered.wait(STARTED_TIMEOUT_S)
         with self._lock:
-            del self._start_events[request_id]
-            worker = self._started.pop(request_id, None)
-        if worker is None:
+            del self._forks[request_id]
+        if not answered:
+            raise ZygoteError(f"the worker zygote did not fork within {STARTED_TIMEOUT_S:g} s")
+        if fork.worker is None:
             raise ZygoteError(f"the worker zygote is gone: {self.log_tail()}")
-        return worker
+        return fork.worker
 
     def stop(self) -> None:
         """Close its stdin (it exits, its workers with it); kill it if it has not gone after EXIT_GRACE_S."""
@@ -199,9 +206,9 @@ def zygote(env: dict[str, str], log_path: Path) -> Zygote | None:
 def serve_round(repeat: int) -> None:
     """The workers to fork next are of the sweep's round `repeat` (each config's repeat-th fresh process): a zygote
     of another round is stopped, so that the next worker gets a new one. Why: the workers of one zygote share a
-    random draw of what a process is (its memory layout and hash seed, copied at fork): cnn Mirrored x2 here, three
-    workers each from three zygotes: 110.7-123.0, 111.3-129.3 and 91.3-98.5 ms, fresh interpreters interleaved with
-    them 89.1-134.1 ms. A config's processes in different rounds are then independent draws, as fresh ones are, and
+    random draw of what a process is (its memory layout, its hash seed, copied at fork; which matters is not
+    measured): cnn Mirrored x2 here, three workers each from three zygotes: 110.7-123.0, 111.3-129.3 and 91.3-98.5
+    ms, fresh interpreters interleaved with them 89.1-134.1 ms. A config's processes in different rounds are then independent draws, as fresh ones are, and
     their spread (repeats) covers what a rerun with new zygotes measures. Configs of one round share their draw."""
     if _ROUND[0] != repeat:
         stop_zygote()

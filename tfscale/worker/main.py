@@ -25,7 +25,7 @@ from tfscale.suite.spec import RunSpec
 from tfscale.worker.cluster import cluster_task, is_server, serve, set_task, slurm_environment
 
 
-def _prepare_environment(device: str, spec: RunSpec | None = None) -> None:
+def prepare_environment(device: str, spec: RunSpec | None = None) -> None:
     """Environment TensorFlow reads at import time: which GPUs it sees, in which order; and, for a rank started
     by srun, its cluster (TF_CONFIG) and its share of the step's GPUs (cluster.slurm_environment). Then TensorFlow
     is imported (import_tensorflow)."""
@@ -118,8 +118,17 @@ def check_models(models: list[dict[str, Any]]) -> list[str]:
     return errors
 
 
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15  # linux/prctl.h
 TEARDOWN_NEEDED = [False]  # this process is a cluster task: it must exit through TF's teardown (worker.process)
+
+
+def prctl(option: int, value: int | bytes) -> bool:
+    """prctl(2) through libc; False where there is none (not Linux)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value)
+    except (OSError, AttributeError):
+        return False
+    return True
 
 
 def die_with_parent(environ: dict[str, str] | os._Environ = os.environ) -> None:
@@ -129,9 +138,7 @@ def die_with_parent(environ: dict[str, str] | os._Environ = os.environ) -> None:
     parent = environ.get(contract.PARENT_PID_ENV)
     if not parent:
         return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the parent's own cleanup is all there is
+    if not prctl(PR_SET_PDEATHSIG, signal.SIGKILL):  # not Linux: the parent's own cleanup is all there is
         return
     if os.getppid() != int(parent):
         os._exit(1)
@@ -151,27 +158,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.env:
-        _prepare_environment("gpu")
+        prepare_environment("gpu")
         from tfscale.worker.envinfo import tensorflow_env
 
         write_json_atomic(args.result, tensorflow_env())
         return 0
     if args.peak:
-        _prepare_environment("cpu")
+        prepare_environment("cpu")
         from tfscale.worker.peak import measure
 
         request = json.loads(Path(args.peak).read_text())
         write_json_atomic(args.result, measure(request["counts"], request["dtypes"]))
         return 0
     if args.check_models:
-        _prepare_environment("cpu")
+        prepare_environment("cpu")
         write_json_atomic(args.result, check_models(json.loads(Path(args.check_models).read_text())))
         return 0
     if not (args.spec and args.result):
         parser.error("--spec and --result are required")
     with open(args.spec, encoding="utf-8") as f:
         spec = RunSpec.from_dict(json.load(f))
-    _prepare_environment(spec.device, spec)
+    prepare_environment(spec.device, spec)
     TEARDOWN_NEEDED[0] = spec.cluster
     print(f"tfscale worker: config {spec.config_id} pid {os.getpid()}", flush=True)
     task_name = contract.SINGLE.name
