@@ -208,8 +208,9 @@ def serve_round(repeat: int) -> None:
     of another round is stopped, so that the next worker gets a new one. Why: the workers of one zygote share a
     random draw of what a process is (its memory layout, its hash seed, copied at fork; which matters is not
     measured): cnn Mirrored x2 here, three workers each from three zygotes: 110.7-123.0, 111.3-129.3 and 91.3-98.5
-    ms, fresh interpreters interleaved with them 89.1-134.1 ms. A config's processes in different rounds are then independent draws, as fresh ones are, and
-    their spread (repeats) covers what a rerun with new zygotes measures. Configs of one round share their draw."""
+    ms, fresh interpreters interleaved with them 89.1-134.1 ms. A config's processes in different rounds are then
+    independent draws, as fresh ones are, and their spread (repeats) covers what a rerun with new zygotes measures.
+    Configs of one round share their draw."""
     if _ROUND[0] != repeat:
         stop_zygote()
         _ROUND[0] = repeat
