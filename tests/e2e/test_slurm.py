@@ -15,7 +15,7 @@ import pytest
 from tfscale.metrics import RECORD_COLUMNS
 
 from .support import workers_left
-from .support.slurm_cluster import Cluster, missing
+from .support.slurm_cluster import HOSTS_MARK, NAMESPACE_PREFIX, Cluster, missing, remove_stale
 
 REASON = missing()
 pytestmark = [
@@ -227,6 +227,26 @@ def test_two_nodes_in_namespaces_run_a_two_node_config(tmp_path):
     assert workers_left(tmp_path) == []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"slurmtest-{os.getpid()}-" not in namespaces  # this session's (another may run its own beside it)
+
+
+def test_what_a_killed_test_session_left_is_removed_before_a_two_node_cluster_starts():
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid no process has now, as a killed session's
+    ns, hosts = f"{NAMESPACE_PREFIX}{dead.pid}-n0", Path("/etc/hosts")
+    backup = hosts.read_text()
+    try:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        subprocess.run(["ip", "link", "add", "tfsst9h", "type", "veth", "peer", "name", "tfsst9n"], check=True)
+        subprocess.run(["ip", "link", "set", "tfsst9n", "netns", ns], check=True)
+        hosts.write_text(backup + HOSTS_MARK + "10.214.9.2 n9\n")
+        removed = remove_stale()
+        listed = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+        assert ns in removed and "tfsst9h" not in listed
+        assert hosts.read_text() == backup
+    finally:
+        subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        subprocess.run(["ip", "link", "delete", "tfsst9h"], capture_output=True)
+        hosts.write_text(backup)
 
 
 def test_a_trainer_silent_under_slurm_gets_its_step_cancelled(one_node, tmp_path):

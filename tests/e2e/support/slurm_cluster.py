@@ -22,6 +22,8 @@ from . import wait_for
 
 DAEMONS = ("slurmctld", "slurmd", "munged", "srun", "mungekey")
 SUBNET = "10.214.{node}"  # node i: host side .1, node side .2 of 10.214.i.0/24
+NAMESPACE_PREFIX = "tfscale-slurmtest-"  # + "<pid of the test process>-<node>"
+HOSTS_MARK = "\n# tfscale slurm test\n"  # starts the lines a cluster adds to /etc/hosts
 
 
 def missing() -> str | None:
@@ -115,13 +117,14 @@ class Cluster:
         )
 
     def _namespaces(self) -> None:
+        remove_stale()
         self.ip_forward = Path("/proc/sys/net/ipv4/ip_forward").read_text().strip()
         Path("/proc/sys/net/ipv4/ip_forward").write_text("1")
         hosts = Path("/etc/hosts")
         self.hosts_backup = hosts.read_text()
         lines = []
         for i, name in enumerate(self.node_names):
-            ns = f"tfscale-slurmtest-{os.getpid()}-{name}"
+            ns = f"{NAMESPACE_PREFIX}{os.getpid()}-{name}"
             host_side, node_side = f"tfsst{i}h", f"tfsst{i}n"
             subnet = SUBNET.format(node=i)
             for command in (
@@ -139,7 +142,7 @@ class Cluster:
                 if command[:3] == ["ip", "netns", "add"]:
                     self.namespaces.append(ns)
             lines.append(f"{subnet}.2 {name}")
-        hosts.write_text(self.hosts_backup + "\n# tfscale slurm test\n" + "\n".join(lines) + "\n")
+        hosts.write_text(self.hosts_backup + HOSTS_MARK + "\n".join(lines) + "\n")
 
     def _config(self) -> None:
         f = self.folder
@@ -219,6 +222,30 @@ class Cluster:
         if self.munge is not None:
             shutil.rmtree(self.munge, ignore_errors=True)
             self.munge = None
+
+
+def remove_stale() -> list[str]:
+    """Remove what a test session killed before its clusters' tear-down left (seen: a session stopped mid-test
+    left n0/n1's namespaces, veths tfsst0h/tfsst1h and its /etc/hosts lines, and the next session's two-node
+    cluster failed on `ip link add tfsst0h`: File exists). A live test process's cluster stays. Returns what was
+    removed."""
+    removed = []
+    for ns in _namespaces_listed():
+        pid = ns[len(NAMESPACE_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True, check=False)  # its veth pair goes too
+            removed.append(ns)
+    hosts = Path("/etc/hosts")
+    text = hosts.read_text()
+    if HOSTS_MARK in text and not _namespaces_listed():
+        hosts.write_text(text[: text.index(HOSTS_MARK)])  # what the cluster backed up ends with its newline
+        removed.append("/etc/hosts: the test nodes' lines")
+    return removed
+
+
+def _namespaces_listed() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(NAMESPACE_PREFIX)]
 
 
 def _free_port() -> int:
