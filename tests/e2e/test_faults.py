@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import tfscale, wait_for, worker_processes, workers_left
+from .support import finish, tfscale, wait_for, worker_processes, workers_left
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
@@ -43,7 +43,7 @@ def test_interrupt_mid_sweep_then_resume_runs_every_config_once(tmp_path):
     parent = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     wait_for(lambda: len(records(path)) >= 1, 120, "the first record")
     parent.send_signal(signal.SIGINT)
-    _, err = parent.communicate(timeout=60)
+    _, err = finish(parent, 60)
     assert parent.returncode == 130, err
     assert "resume with: tfscale run faults.yaml --run-id r" in err
     kept = records(path)
@@ -143,7 +143,7 @@ def test_a_second_interrupt_exits_at_once_without_orphans(tmp_path):
     parent.send_signal(signal.SIGINT)
     time.sleep(0.05)
     parent.send_signal(signal.SIGINT)
-    _, err = parent.communicate(timeout=30)
+    _, err = finish(parent, 30)
     assert parent.returncode == 130, err
     wait_for(lambda: workers_left(tmp_path) == [], 10, "the workers to be gone")
     assert records(tmp_path / "results" / "k" / "r" / "records.jsonl") == []  # no partial record

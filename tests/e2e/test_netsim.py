@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tfscale.cli import cli
+from tfscale.netsim.clean import clean
 from tfscale.netsim.network import (
     IFACE_PREFIX,
     NAMESPACE_PREFIX,
@@ -17,7 +18,7 @@ from tfscale.netsim.network import (
     unavailable_reason,
 )
 
-from .support import tfscale, wait_for, workers_left
+from .support import finish, tfscale, wait_for, workers_left
 
 REASON = unavailable_reason()
 pytestmark = [
@@ -97,9 +98,13 @@ def test_interrupt_inside_a_simulated_network_removes_it(tmp_path):
     )
     time.sleep(1)
     parent.send_signal(signal.SIGINT)
-    _, err = parent.communicate(timeout=60)
+    try:
+        _, err = finish(parent, 60)
+    finally:  # a failure leaves no network behind for the tests after it
+        stale = own_names("i", parent.pid)
+        clean()
     assert parent.returncode == 130, err
-    assert own_names("i", parent.pid) == set()
+    assert stale == set()
     assert workers_left(tmp_path) == []
 
 

@@ -2,6 +2,8 @@
 scripts and user models the tests run live beside this file."""
 
 import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -54,7 +56,24 @@ def tfscale(*args, cwd):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT prints its threads' stacks (finish)
     )
+
+
+def finish(parent: subprocess.Popen, timeout_s: float) -> tuple[str, str]:
+    """The output of a `tfscale()` child once it exits. One still running after `timeout_s` fails the test with
+    where each of its threads was (faulthandler, on SIGABRT) and is killed, so that what it made can go: seen once
+    in CI, a tfscale interrupted inside a simulated network not exiting within 60 s, without a stack to say why."""
+    try:
+        return parent.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        parent.send_signal(signal.SIGABRT)
+        try:
+            _, err = parent.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            parent.kill()
+            _, err = parent.communicate()
+        raise AssertionError(f"tfscale did not exit within {timeout_s:g} s; its stacks:\n{err[-6000:]}") from None
 
 
 COMM_FIELDS = (
