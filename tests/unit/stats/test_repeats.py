@@ -88,17 +88,23 @@ def measured(repeat: int, median_s: float, half_width_rel: float = 0.0, run: str
 
 
 def test_the_process_spread_pools_log_variances_beyond_each_process_noise():
-    # config a: log medians 0 and 0.2 (variance 0.02), each within half-width 0.1 (variance (0.1/1.96)^2);
+    # config a: log medians 0 and 0.2 (variance 0.02), each within half-width 0.1 of a CI of 8 windows in 4
+    # batches, t_975(3) = 3.182 standard errors: within variance (0.1 / 3.182)^2;
     # config b: log medians 0, 0.1 and -0.1 (variance 0.01), no within noise; config c ran once: not pooled
     a = [measured(0, 1.0, 0.1, config="a"), measured(1, math.exp(0.2), 0.1, config="a")]
     b = [measured(0, 1.0, config="b"), measured(1, math.exp(0.1), config="b"), measured(2, math.exp(-0.1), config="b")]
     spread = run_process_spread([a, b, [measured(0, 2.0, config="c")]])
-    expected = (1 * (0.02 - (0.1 / Z_975) ** 2) + 2 * 0.01) / 3
+    expected = (1 * (0.02 - (0.1 / 3.182446) ** 2) + 2 * 0.01) / 3
     assert spread == ProcessSpread(pytest.approx(math.sqrt(expected)), 3)
     assert run_process_spread([[measured(0, 2.0)]]) is None  # nothing ran twice: no spread
     # within noise larger than the spread between processes: floored at 0
     noisy = [measured(0, 1.0, 0.5), measured(1, math.exp(0.01), 0.5)]
     assert run_process_spread([noisy]) == ProcessSpread(0.0, 1)
+
+
+def test_a_line_without_its_window_count_reads_its_ci_as_normal():
+    a = [{**measured(0, 1.0, 0.1), m.SAMPLES: None}, {**measured(1, math.exp(0.2), 0.1), m.SAMPLES: None}]
+    assert run_process_spread([a]) == ProcessSpread(pytest.approx(math.sqrt(0.02 - (0.1 / Z_975) ** 2)), 1)
 
 
 def test_one_process_ci_takes_the_run_spread_on_each_side():
