@@ -191,6 +191,9 @@ REPEATS = column("repeats", AXIS, "int, fresh worker processes the config ran in
 REPEAT_MEDIANS_S = column("repeat_medians_s", NUMBERS, "list of s, each process's median step (repeats > 1), in repeat order", STORED)
 REPEAT_SAMPLES = column("repeat_samples", NUMBERS, "list, each process's window count: step_times_s holds them one after another", STORED)
 REPLICAS = column("replicas", COUNT, "data-parallel replicas (model copies) the strategy runs", STORED)
+RUN_DRIFT_DF = column("run_drift_df", COUNT, "int, degrees of freedom of run_drift_sd_rel (its configs' earlier runs - 1, summed)", STORED)
+RUN_DRIFT_RUNS = column("run_drift_runs", COUNT, "int, earlier runs of the suite on this host run_drift_sd_rel was estimated from", STORED)
+RUN_DRIFT_SD_REL = column("run_drift_sd_rel", NUMBER, "log-sd of a config's median between runs on this host beyond their CIs (tfscale.stats.drift); empty without 2+ earlier runs", STORED)
 RUN_ID = column("run_id", TEXT, "name of the run folder under results/<suite>/", STORED)
 SAMPLES = column("samples", COUNT, "timing windows timed (the length of step_times_s)", STORED)
 SCHEMA_VERSION = column("schema_version", COUNT, "int, version of this record layout (store.SCHEMA_VERSION)", STORED)
@@ -331,7 +334,8 @@ RECORD_COLUMNS = (
     DEVICE_KIND, GLOBAL_BATCH_SIZE, PARAMS, GRAD_BYTES, TIMED_STEPS, FIRST_STEP_S, STEP_TIME_MEDIAN_S,
     STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, CI_COVERS, SAMPLES, WINDOW_DRIFT_REL, REPEAT,
-    REPEAT_MEDIANS_S, REPEAT_SAMPLES, PROCESS_SPREAD_SD_REL, PROCESS_SPREAD_DF, WARMUP_STOP, MEASURE_STOP,
+    REPEAT_MEDIANS_S, REPEAT_SAMPLES, PROCESS_SPREAD_SD_REL, PROCESS_SPREAD_DF, RUN_DRIFT_SD_REL, RUN_DRIFT_DF,
+    RUN_DRIFT_RUNS, WARMUP_STOP, MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S, FLOPS_PER_STEP, FLOPS_PER_REPLICA_STEP,
     FLOPS_METHOD, PEAK_FLOPS_PER_S, PEAK_FLOPS_METHOD, ENERGY_J, ENERGY_WINDOW_S, ENERGY_METHOD, PEAK_MEMORY_BYTES,
     MEMORY_KIND, PEAK_MEMORY_DEVICE, HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT_EXAMPLES_PER_S, RANK_STEP_TIME_MEDIAN_S,

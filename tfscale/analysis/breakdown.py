@@ -11,7 +11,7 @@ from tfscale import metrics as m
 from tfscale.analysis.comm import exposed_comm
 from tfscale.analysis.keys import MEASUREMENT_KEY, _number, baseline_key, by_measurement, measurement_key
 from tfscale.stats.core import median
-from tfscale.stats.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.repeats import offsets_of, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats.uncertainty import Interval, of_medians
 
 BREAKDOWN_METHOD = (
@@ -72,7 +72,7 @@ def loss_breakdown(frame: pd.DataFrame) -> pd.DataFrame:
         terms[m.REST_S] = gap - _known_sum(terms.values())  # holds the communication where it was not measured
         base_samples = samples_of(base)
         gap_ci = of_medians(
-            [samples_of(r), base_samples], lambda t, b, per=per: t - b * per, [spread_of(r), spread_of(base)]
+            [samples_of(r), base_samples], lambda t, b, per=per: t - b * per, [offsets_of(r), offsets_of(base)]
         )
         rows.append(
             {

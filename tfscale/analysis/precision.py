@@ -11,7 +11,11 @@ import pandas as pd
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.analysis.keys import _missing
-from tfscale.stats.repeats import process_medians, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.repeats import (
+    drift_of,
+    process_medians,
+    spread_of,
+)  # samples: per process for configs run with repeats
 
 PRECISION_NOTE = (
     "Step times of one config differ more between fresh processes than within one (process medians 4-16 % sd "
@@ -56,8 +60,9 @@ class PrecisionSummary:
 def _why_wide(row: pd.Series) -> str:
     """Why a config's CI is what it is: how its timing stopped, or the spread of its processes' medians."""
     medians = process_medians(row)
-    spread = spread_of(row)
+    spread, drift = spread_of(row), drift_of(row)
     between = "" if spread is None else f"; the run's spread between processes, sd {spread.sd_log:.1%}"
+    between += "" if drift is None else f"; the drift between runs on this machine, sd {drift.sd_log:.1%}"
     if medians:
         return f"{len(medians)} processes, medians " + ", ".join(f"{t * 1e3:.3g}" for t in medians) + f" ms{between}"
     return f"{row[m.MEASURE_STOP]}{between}"

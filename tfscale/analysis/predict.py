@@ -27,7 +27,7 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, baseline_key, by_measurement, workload_key
 from tfscale.measures.comm import bus_factor, exposed_not_measured
 from tfscale.stats.core import Z_975
-from tfscale.stats.repeats import samples_of, spread_of
+from tfscale.stats.repeats import offsets_of, samples_of
 from tfscale.stats.uncertainty import BOOTSTRAP_SEED, groups_of, offset_factors, resampled_medians, size_of
 
 METHOD = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
@@ -126,11 +126,11 @@ def _resampled(base: pd.Series, points: pd.DataFrame) -> list[Points] | None:
     compute = [_samples(r, m.COMPUTE_TIMES_S) for _, r in points.iterrows()]
     if size_of(t1) < 2 or any(size_of(f) < 2 or len(c) < 2 for f, c in zip(fused, compute, strict=True)):
         return None
-    t1_star = resampled_medians(t1, 0, spread_of(base))
+    t1_star = resampled_medians(t1, 0, offsets_of(base))
     # A point's fused and compute-only samples come from the same processes: one drawn offset moves both.
     rng = np.random.default_rng(BOOTSTRAP_SEED - 1)
     rows = [r for _, r in points.iterrows()]
-    factors = [offset_factors(spread_of(r), len(groups_of(f)), rng) for r, f in zip(rows, fused, strict=True)]
+    factors = [offset_factors(offsets_of(r), len(groups_of(f)), rng) for r, f in zip(rows, fused, strict=True)]
     fused_star = [resampled_medians(f, 1 + 2 * i) * factors[i] for i, f in enumerate(fused)]
     compute_star = [resampled_medians(c, 2 + 2 * i) * factors[i] for i, c in enumerate(compute)]
     devices = [int(d) for d in points[m.DEVICES]]

@@ -10,7 +10,7 @@ import pandas as pd
 from tfscale import metrics as m
 from tfscale.analysis.goodput import add_goodput
 from tfscale.analysis.keys import _numeric, measurement_key, workload_key
-from tfscale.stats.repeats import samples_of, spread_of  # samples: per process for configs run with repeats
+from tfscale.stats.repeats import offsets_of, samples_of  # samples: per process for configs run with repeats
 from tfscale.stats.uncertainty import ratio_of_medians, scaled
 
 
@@ -106,7 +106,7 @@ def scaling_figures(row: pd.Series, base: pd.Series, kind: str) -> dict[str, flo
     ratio = base[m.STEP_TIME_MEDIAN_S] / row[m.STEP_TIME_MEDIAN_S]
     interval = None  # the baseline against itself: 1 by definition, no CI applies
     if measurement_key(row) != measurement_key(base):
-        spreads = [spread_of(base), spread_of(row)]  # the two ran in different processes: each one's offset counts
+        spreads = [offsets_of(base), offsets_of(row)]  # the two ran in different processes: each one's offset counts
         interval = scaled(ratio_of_medians(samples_of(base), samples_of(row), spreads), speedup / ratio)
     low, high = (math.nan, math.nan) if interval is None else (interval.low, interval.high)
     return {

@@ -30,11 +30,14 @@ from tfscale.launch.processes import WorkerCallError, call_worker
 from tfscale.measures.peaks import devices_on_host, peak_columns
 from tfscale.runner.claims import claim, release
 from tfscale.runner.commbench import sweep_topologies, topology_key
+from tfscale.runner.drift import ENV_KEY as DRIFT_ENV_KEY
+from tfscale.runner.drift import drift_columns
 from tfscale.store.records import (
     ENV_FILE,
     RECORDS_FILE,
     WORK_DIR,
     append_record,
+    load_env,
     read_records,
     remove_records,
     run_dir,
@@ -218,6 +221,7 @@ def run_plan(
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
     describe_run(folder, plan.suite, [spec.to_dict() for spec in plan.specs], label)
+    drift = drift_columns(load_env(folder).get(DRIFT_ENV_KEY))  # as the run began: a resumed run keeps it
     specs = plan.specs if pending is None else pending.specs
     runs = interleaved(specs) if pending is None else pending.runs
     outcome = RunResult(folder)
@@ -242,7 +246,7 @@ def run_plan(
             if record[m.STATUS] in (m.STATUS_FAILED, m.STATUS_TIMEOUT):
                 _stop_if_disk_full(folder)  # its worker could not write: not the config's failure, the disk's
                 failed.add(spec.config_id)
-            _complete(record, spec, env, launcher, fits)
+            _complete(record, spec, env, launcher, fits, drift)
             append_record(folder / RECORDS_FILE, record)
         finally:
             release(folder, name)
@@ -260,11 +264,14 @@ def _skipped(outcome: RunResult, on_skip, name: str, why: str, says: str) -> Non
         on_skip(f"skipping {name}: another tfscale run of this run folder {says}")
 
 
-def _complete(record: dict[str, Any], spec: RunSpec, env: dict | None, launcher: Launcher, fits: dict) -> None:
-    """What the parent adds to an ok record: the peak FLOP/s of its devices (MFU's denominator) and the commbench
-    model's communication time at its gradient bytes."""
+def _complete(
+    record: dict[str, Any], spec: RunSpec, env: dict | None, launcher: Launcher, fits: dict, drift: dict[str, Any]
+) -> None:
+    """What the parent adds to an ok record: the peak FLOP/s of its devices (MFU's denominator), the commbench
+    model's communication time at its gradient bytes and the run's drift between runs (`drift`: its columns)."""
     if record[m.STATUS] != m.STATUS_OK:
         return
+    record.update(drift)
     if env is not None:
         record.update(peak_record(spec, env, launcher.name, record_gpu_uuids(record)))
     fit = fits.get(topology_key(spec))

@@ -149,6 +149,7 @@ def run_suite(
     echo.out(_start_line(plan, run_id, pending))
     chosen = _launcher(launcher, slurm, pending.specs, plan.suite.name, echo)
     env = _environment(plan, pending.specs, chosen, echo)
+    _drift(env, folder, run_id, echo)
     resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))
     result = _sweep(plan, Path(results_dir), run_id, env, pending, chosen, label, echo, resume_command)
     echo.out(f"records: {result.run_dir / 'records.jsonl'}")
@@ -192,6 +193,19 @@ def _network_notes(plan, echo: Echo) -> None:
         nccl = nccl_link_note(plan)
         if nccl:
             echo.err(nccl)
+
+
+def _drift(env: dict, folder: Path, run_id: str, echo: Echo) -> None:
+    """The drift between runs this run's CIs cover, from the suite's earlier runs on this machine, into `env` (for
+    env.json), and one line saying it; a resumed run keeps the one its env.json has."""
+    from tfscale.runner.drift import ENV_KEY, drift_text, history_drift
+    from tfscale.store.records import load_env
+
+    kept = load_env(folder)
+    env[ENV_KEY] = kept.get(ENV_KEY) if kept else history_drift(folder.parent, run_id, env)
+    line = drift_text(env[ENV_KEY])
+    if line:
+        echo.err(line)
 
 
 def _spread_note(plan, echo: Echo) -> None:

@@ -47,6 +47,7 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, median, t_975
+from tfscale.stats.drift import RunDrift
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
 
@@ -69,6 +70,14 @@ def covers_spread(processes: int, spread: ProcessSpread) -> str:
     )
 
 
+def covers_drift(drift: RunDrift) -> str:
+    """What ci_covers adds where a CI includes the drift between runs (tfscale.stats.drift)."""
+    return (
+        f"; and the drift between runs of this suite on this host (sd {drift.sd_log:.1%} with {drift.df} degrees "
+        f"of freedom, from its {drift.runs} earlier runs)"
+    )
+
+
 def samples_of(record: Mapping[str, Any]) -> list[float] | list[list[float]]:
     """The record's step-time samples: a flat list for one process, one list per process for a combined record."""
     values = record.get(m.STEP_TIMES_S)
@@ -88,6 +97,20 @@ def process_medians(record: Mapping[str, Any]) -> list[float]:
     """Each process's median step of a combined record (empty for a config measured in one process)."""
     medians = record.get(m.REPEAT_MEDIANS_S)
     return list(medians) if isinstance(medians, list | tuple) and len(medians) > 1 else []
+
+
+def drift_of(record: Mapping[str, Any]) -> RunDrift | None:
+    """The drift between runs a record's CI covers (None where its run had no history to estimate it from)."""
+    sd, df, runs = (record.get(key) for key in (m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS))
+    if not isinstance(sd, int | float) or not isinstance(df, int | float) or math.isnan(sd) or df < 1:
+        return None
+    return RunDrift(float(sd), int(df), int(runs) if isinstance(runs, int | float) and not math.isnan(runs) else 0)
+
+
+def offsets_of(record: Mapping[str, Any]) -> tuple[ProcessSpread | RunDrift, ...]:
+    """Every spread beyond its windows a record's figures carry: the run's process spread, the drift between runs
+    (what derived figures' CIs draw: tfscale.stats.uncertainty.offset_factors)."""
+    return tuple(part for part in (spread_of(record), drift_of(record)) if part is not None)
 
 
 def spread_of(record: Mapping[str, Any]) -> ProcessSpread | None:
@@ -134,12 +157,15 @@ def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> Proces
     return ProcessSpread(math.sqrt(max(0.0, pooled / df)), df) if df else None
 
 
-def _widened(middle: float, low: float | None, high: float | None, spread: ProcessSpread) -> tuple[float, float]:
-    """One process's CI with the process spread added on each side, on the log scale (see the module)."""
-    between = t_975(spread.df) * spread.offset_sd(1)
+def _widened(
+    middle: float, low: float | None, high: float | None, processes: int, parts: Sequence[ProcessSpread | RunDrift]
+) -> tuple[float, float]:
+    """A CI of the median of `processes` processes with each spread in `parts` added on each side, on the log scale
+    (see the module)."""
+    between = [t_975(part.df) * part.offset_sd(processes) for part in parts]
     below = math.log(middle / low) if low else 0.0
     above = math.log(high / middle) if high else 0.0
-    return middle * math.exp(-math.hypot(below, between)), middle * math.exp(math.hypot(above, between))
+    return middle * math.exp(-math.hypot(below, *between)), middle * math.exp(math.hypot(above, *between))
 
 
 def _spread_columns(spread: ProcessSpread | None) -> dict[str, Any]:
@@ -152,12 +178,16 @@ def _spread_columns(spread: ProcessSpread | None) -> dict[str, Any]:
 def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str, Any]:
     if line.get(m.STATUS) != m.STATUS_OK:
         return {**line, m.REPEAT: None, m.CI_COVERS: None}
-    if spread is None:
-        return {**line, m.REPEAT: None, m.CI_COVERS: COVERS_WITHIN, **_spread_columns(None)}
+    drift = drift_of(line)
+    parts = [part for part in (spread, drift) if part is not None]
+    covers = COVERS_WITHIN if spread is None else covers_spread(1, spread)
+    covers += "" if drift is None else covers_drift(drift)
+    if not parts:
+        return {**line, m.REPEAT: None, m.CI_COVERS: covers, **_spread_columns(None)}
     middle = line[m.STEP_TIME_MEDIAN_S]
     low, high = line.get(m.STEP_TIME_CI95_LOW_S), line.get(m.STEP_TIME_CI95_HIGH_S)
     if low is not None and high is not None:
-        low, high = _widened(middle, low, high, spread)
+        low, high = _widened(middle, low, high, 1, parts)
     precision = Precision.of_interval(middle, low, high, line.get(m.SAMPLES) or 0, line.get(m.CI_TARGET))
     return {
         **line,
@@ -166,7 +196,7 @@ def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str
         m.STEP_TIME_CI95_HIGH_S: high,
         m.CI_MET: precision.ci_met,  # the process's samples and window drift stay as it recorded them
         m.CI_HALF_WIDTH_REL: precision.ci_half_width_rel,
-        m.CI_COVERS: covers_spread(1, spread),
+        m.CI_COVERS: covers,
         **_spread_columns(spread),
     }
 
@@ -189,7 +219,8 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
     pooled = [value for group in groups for value in group]
     stats = StepStats.from_samples(pooled)
     combined = median_of(groups)  # the statistic the bootstrap below resamples: the median of the process medians
-    interval = of_median(groups, spread)
+    drift = drift_of(middle)  # every line of a run carries the same
+    interval = of_median(groups, tuple(part for part in (spread, drift) if part is not None))
     low, high = (None, None) if interval is None else (interval.low, interval.high)
     precision = Precision.of_interval(combined, low, high, len(pooled), middle.get(m.CI_TARGET))
     throughput = middle[m.GLOBAL_BATCH_SIZE] / combined
@@ -207,7 +238,8 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
         m.STEP_TIME_CI95_LOW_S: low,
         m.STEP_TIME_CI95_HIGH_S: high,
         **precision.columns(),
-        m.CI_COVERS: covers_between(len(lines)) if spread is None else covers_spread(len(lines), spread),
+        m.CI_COVERS: (covers_between(len(lines)) if spread is None else covers_spread(len(lines), spread))
+        + ("" if drift is None else covers_drift(drift)),
         **_spread_columns(spread),
         m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,

@@ -16,6 +16,9 @@ processes: tfscale.stats.repeats), each resample instead keeps every process and
 resampled medians by exp(sd x T / sqrt(k / f)): T a Student t variate with the spread's degrees of freedom (the
 spread is itself estimated), k the config's processes, f the variance factor of their median (1 up to 2 processes,
 pi / 2 from 3). The CI then covers what a fresh process of the config would measure, with few processes or one.
+Where the run also knows the drift between runs on its machine (tfscale.stats.drift.RunDrift, from the suite's
+earlier runs), each resample is multiplied by exp(sd x T) more, T with the drift's degrees of freedom, the same for
+any number of processes (a run's processes drift together).
 Order-statistic CIs (of one median, and what follows monotonically from it, like busbw) need no bootstrap.
 """
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -48,6 +52,18 @@ class ProcessSpread:
         variance from 3 on: a median of normal variates)."""
         factor = 1.0 if processes <= 2 else math.pi / 2
         return self.sd_log * math.sqrt(factor / processes)
+
+
+class Offset(Protocol):
+    """A spread of a figure's processes beyond their windows' noise (ProcessSpread; tfscale.stats.drift.RunDrift):
+    the log-sd of the offset of the median of `processes` processes, estimated with `df` degrees of freedom."""
+
+    df: int
+
+    def offset_sd(self, processes: int) -> float: ...
+
+
+Offsets = Offset | Sequence[Offset] | None  # what a figure's samples carry: none, one kind, or several
 
 
 # One process's timing windows, or one list per fresh process (a config run with repeats > 1).
@@ -102,30 +118,47 @@ def _drawn_medians(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return middle + np.where(draws < 0, middle - ci.low, ci.high - middle) * draws
 
 
-def resampled_medians(samples: Samples, seed_offset: int = 0, spread: ProcessSpread | None = None) -> np.ndarray:
+def resampled_medians(samples: Samples, seed_offset: int = 0, spread: Offsets = None) -> np.ndarray:
     """BOOTSTRAP_RESAMPLES draws of `median_of(samples)`: of one process's median (`_drawn_medians`); for several,
-    of the processes (with replacement), then of each chosen process's median. With a measured `spread`: every
-    process's median drawn, times a drawn process offset (see the module)."""
+    of the processes (with replacement), then of each chosen process's median. With a measured ProcessSpread in
+    `spread`: every process's median drawn, times a drawn process offset (see the module); with a run's drift
+    (tfscale.stats.drift.RunDrift) there too: times a drawn run offset as well."""
     groups = groups_of(samples)
     if any(group.size == 0 for group in groups):
         raise ValueError("no samples to resample")
     rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
-    if spread is not None:
+    parts = components(spread)
+    process = [part for part in parts if isinstance(part, ProcessSpread)]
+    if process:
         within = np.median(np.stack([_drawn_medians(group, rng) for group in groups], axis=1), axis=1)
-        return within * offset_factors(spread, len(groups), rng)
-    if len(groups) == 1:
-        return _drawn_medians(groups[0], rng)
-    medians = np.stack([_drawn_medians(group, rng) for group in groups], axis=1)  # resample x process
-    picks = rng.integers(0, len(groups), size=medians.shape)
-    return np.median(np.take_along_axis(medians, picks, axis=1), axis=1)
+        values = within * offset_factors(process, len(groups), rng)
+    elif len(groups) == 1:
+        values = _drawn_medians(groups[0], rng)
+    else:
+        medians = np.stack([_drawn_medians(group, rng) for group in groups], axis=1)  # resample x process
+        picks = rng.integers(0, len(groups), size=medians.shape)
+        values = np.median(np.take_along_axis(medians, picks, axis=1), axis=1)
+    others = [part for part in parts if not isinstance(part, ProcessSpread)]
+    return values * offset_factors(others, len(groups), rng) if others else values
 
 
-def offset_factors(spread: ProcessSpread | None, processes: int, rng: np.random.Generator) -> np.ndarray:
-    """BOOTSTRAP_RESAMPLES factors exp(offset) for the median of `processes` fresh processes' medians (all 1
-    without a measured spread): apply one set to every figure measured in those same processes."""
+def components(spread: Offsets) -> tuple[Offset, ...]:
+    """The offsets a figure's samples carry, as a tuple (None: none; one offset alone: that one)."""
     if spread is None:
-        return np.ones(BOOTSTRAP_RESAMPLES)
-    return np.exp(spread.offset_sd(processes) * rng.standard_t(spread.df, size=BOOTSTRAP_RESAMPLES))
+        return ()
+    if isinstance(spread, Sequence):
+        return tuple(spread)
+    return (spread,)
+
+
+def offset_factors(spread: Offsets, processes: int, rng: np.random.Generator) -> np.ndarray:
+    """BOOTSTRAP_RESAMPLES factors exp(offset) for the median of `processes` fresh processes' medians (all 1
+    without a measured spread): one drawn offset per kind (processes, runs), multiplied; apply one set to every
+    figure measured in those same processes."""
+    factors = np.ones(BOOTSTRAP_RESAMPLES)
+    for part in components(spread):
+        factors = factors * np.exp(part.offset_sd(processes) * rng.standard_t(part.df, size=BOOTSTRAP_RESAMPLES))
+    return factors
 
 
 def _interval(values: np.ndarray) -> Interval:
@@ -134,7 +167,7 @@ def _interval(values: np.ndarray) -> Interval:
     return Interval(float(low), float(high))
 
 
-Spreads = Sequence[ProcessSpread | None] | None  # one per sample set (None: that set's spread was not measured)
+Spreads = Sequence[Offsets] | None  # one per sample set (None: that set's spread was not measured)
 
 
 def of_medians(sets: Sequence[Samples], figure: Callable[..., np.ndarray], spreads: Spreads = None) -> Interval | None:
@@ -159,7 +192,7 @@ def difference_of_medians(minuend: Samples, subtrahend: Samples) -> Interval | N
     return of_medians([minuend, subtrahend], lambda x, y: x - y)
 
 
-def of_median(samples: Samples, spread: ProcessSpread | None = None) -> Interval | None:
+def of_median(samples: Samples, spread: Offsets = None) -> Interval | None:
     """CI of `median_of(samples)` itself."""
     return of_medians([samples], lambda x: x, [spread])
 

@@ -1,0 +1,68 @@
+"""A new run's drift from the suite's earlier runs on the same machine (tfscale.runner.drift): real run folders."""
+
+import json
+import math
+
+import pytest
+
+from tfscale import metrics as m
+from tfscale.runner.drift import drift_columns, drift_text, history_drift
+from tfscale.store.records import ENV_FILE, RECORDS_FILE, append_record, write_json_atomic
+
+MACHINE = {"cpu_model": "Test CPU", "cpu_logical_cores": 2, "cpu_physical_cores": 1, "memory_total_bytes": 1 << 34}
+
+
+def a_run(suite_dir, run_id: str, medians: dict[str, float], started: str, env: dict = MACHINE, **extra) -> None:
+    """A run folder with env.json and one ok one-process record per config (no CI: all its spread is drift)."""
+    folder = suite_dir / run_id
+    folder.mkdir(parents=True)
+    write_json_atomic(folder / ENV_FILE, env)
+    for config, median_s in medians.items():
+        record = dict.fromkeys(m.RECORD_COLUMNS) | {
+            m.CONFIG_ID: config,
+            m.RUN_ID: run_id,
+            m.STATUS: m.STATUS_OK,
+            m.STEP_TIME_MEDIAN_S: median_s,
+            m.STARTED_AT: started,
+        }
+        record.pop(m.SCHEMA_VERSION)
+        append_record(folder / RECORDS_FILE, record | extra)
+
+
+def test_the_drift_comes_from_the_latest_earlier_runs_on_this_machine(tmp_path):
+    suite = tmp_path / "results" / "s"
+    a_run(suite, "one", {"a": 1.0, "b": 2.0}, "2026-12-07T10:00:00+00:00")
+    a_run(suite, "two", {"a": math.exp(0.1), "b": 2.0 * math.exp(-0.1)}, "2026-12-07T11:00:00+00:00")
+    other = MACHINE | {"cpu_model": "Other CPU"}
+    a_run(suite, "elsewhere", {"a": 5.0, "b": 9.0}, "2026-12-07T12:00:00+00:00", env=other)  # another machine
+    a_run(suite, "now", {"a": 7.0}, "2026-12-07T13:00:00+00:00")  # the run itself (a resume): not its own history
+    found = history_drift(suite, "now", MACHINE)
+    # a and b: log medians 0.1 apart each: variance 0.005 each, 1 degree of freedom each
+    assert found == {"sd_log": pytest.approx(math.sqrt(0.005)), "df": 2, "runs": 2}
+    assert drift_columns(found) == {m.RUN_DRIFT_SD_REL: found["sd_log"], m.RUN_DRIFT_DF: 2, m.RUN_DRIFT_RUNS: 2}
+    assert drift_text(found) == (
+        "note: every CI of this run also covers the drift between runs of this suite on this machine: sd 7.1% "
+        "(2 degrees of freedom, from its 2 latest earlier runs)"
+    )
+    # an earlier run's own stored drift is left out: it stated its CI without it
+    a_run(suite, "three", {"a": 1.0}, "2026-12-07T12:30:00+00:00", **{m.RUN_DRIFT_SD_REL: 0.5, m.RUN_DRIFT_DF: 9})
+    assert history_drift(suite, "now", MACHINE)["df"] == 3
+
+
+def test_no_history_no_drift(tmp_path):
+    assert history_drift(tmp_path / "absent", "now", MACHINE) is None
+    a_run(tmp_path / "s", "one", {"a": 1.0}, "2026-12-07T10:00:00+00:00")
+    assert history_drift(tmp_path / "s", "now", MACHINE) is None  # one run: no spread between runs yet
+    assert drift_columns(None) == dict.fromkeys((m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS))
+    assert drift_text(None) is None
+
+
+def test_an_unreadable_earlier_run_is_left_out(tmp_path):
+    suite = tmp_path / "s"
+    a_run(suite, "one", {"a": 1.0}, "2026-12-07T10:00:00+00:00")
+    a_run(suite, "two", {"a": math.exp(0.2)}, "2026-12-07T11:00:00+00:00")
+    bad = suite / "bad"
+    bad.mkdir()
+    (bad / RECORDS_FILE).write_text(json.dumps({m.CONFIG_ID: 5}) + "\n")
+    write_json_atomic(bad / ENV_FILE, MACHINE)
+    assert history_drift(suite, "now", MACHINE)["runs"] == 2

@@ -1,0 +1,75 @@
+"""The drift between runs: how far a run's median step of a config strays from that config's over runs of the same
+suite on the same host, beyond what the run's own CI covers (its windows and its spread between processes). Pure.
+
+Why: a run of a few minutes measures the spread within its processes and between them (tfscale.stats.repeats), but
+not the machine's state from one run to the next (other tenants, frequency, caches): FIGURES.
+
+How: from the suite's earlier runs on this host (the HISTORY_RUNS latest), each config's record as that run stated
+it, without a drift term of its own: for each config ok in two or more of them, the sample variance of the log
+medians less the mean variance each record's CI explains (its larger side on the log scale over Z_975, squared: the
+stated CIs are bootstrap or normal-widened ones), times runs - 1; pooled over the configs, divided by the summed
+runs - 1 (the degrees of freedom), floored at 0; as the process spread is pooled. A run with such a history widens
+every CI it states by that sd (Student's t with those degrees of freedom), and its ci_covers says so.
+
+Where it falls short: a real change among those earlier runs (a slower commit) counts as drift until it has left
+the HISTORY_RUNS latest: the CIs are then wider than the machine's drift alone makes them, never narrower;
+`tfscale history` finds such a change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tfscale import metrics as m
+from tfscale.stats.core import Z_975
+
+HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
+
+
+@dataclass(frozen=True)
+class RunDrift:
+    """The spread of a config's median step between runs beyond each run's own CI: the sd of log run medians (0.05 is
+    ~5 %), its degrees of freedom and the earlier runs it was estimated from."""
+
+    sd_log: float
+    df: int
+    runs: int
+
+    def offset_sd(self, processes: int) -> float:
+        """The same for any number of processes: a run's drift moves all of its processes together."""
+        return self.sd_log
+
+
+def _log_variance(record: Mapping[str, Any]) -> float:
+    """The variance of a record's log median that its stated CI explains (0 without a CI)."""
+    middle, low, high = (
+        record.get(key) for key in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S)
+    )
+    if not middle or not low or not high:
+        return 0.0
+    return (max(math.log(middle / low), math.log(high / middle)) / Z_975) ** 2
+
+
+def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
+    """The drift pooled over the configs of earlier runs' records (one per run and config, as load_results gives
+    them, their CIs without a drift term); None where no config is ok in two or more runs."""
+    by_config: dict[Any, list[Mapping[str, Any]]] = {}
+    runs = set()
+    for record in records:
+        if record.get(m.STATUS) == m.STATUS_OK and record.get(m.STEP_TIME_MEDIAN_S):
+            by_config.setdefault(record.get(m.CONFIG_ID), []).append(record)
+            runs.add(record.get(m.RUN_ID))
+    pooled, df = 0.0, 0
+    for seen in by_config.values():
+        if len(seen) < 2:
+            continue
+        logs = [math.log(r[m.STEP_TIME_MEDIAN_S]) for r in seen]
+        mean = sum(logs) / len(logs)
+        variance = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
+        within = sum(_log_variance(r) for r in seen) / len(seen)
+        pooled += (len(seen) - 1) * (variance - within)
+        df += len(seen) - 1
+    return RunDrift(math.sqrt(max(0.0, pooled / df)), df, len(runs)) if df else None
