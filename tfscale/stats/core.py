@@ -129,6 +129,32 @@ def median_ci(values: list[float]) -> MedianCI | None:
 
 
 @dataclass(frozen=True)
+class Excess:
+    """A standard deviation between groups beyond what each member's own variance explains, with its degrees of
+    freedom (excess_spread)."""
+
+    sd: float
+    df: int
+
+
+def excess_spread(groups: list[list[tuple[float, float]]]) -> Excess | None:
+    """Pooled over the groups of two or more (value, the value's own variance): sd^2 = the sum over them of (k - 1)
+    x (the sample variance of the values - the mean own variance), over the sum of k - 1 (the degrees of
+    freedom), floored at 0 (a moment estimator, as a random-effects meta-analysis's). None without such a group."""
+    pooled, df = 0.0, 0
+    for group in groups:
+        if len(group) < 2:
+            continue
+        values = [value for value, _ in group]
+        mean = sum(values) / len(values)
+        variance = sum((x - mean) ** 2 for x in values) / (len(values) - 1)
+        own = sum(variance_ for _, variance_ in group) / len(group)
+        pooled += (len(group) - 1) * (variance - own)
+        df += len(group) - 1
+    return Excess(math.sqrt(max(0.0, pooled / df)), df) if df else None
+
+
+@dataclass(frozen=True)
 class StepStats:
     """Summary of step-time samples, in seconds."""
 

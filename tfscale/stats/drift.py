@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import Z_975
+from tfscale.stats.core import Z_975, excess_spread
 
 HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
 
@@ -62,14 +62,7 @@ def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
         if record.get(m.STATUS) == m.STATUS_OK and record.get(m.STEP_TIME_MEDIAN_S):
             by_config.setdefault(record.get(m.CONFIG_ID), []).append(record)
             runs.add(record.get(m.RUN_ID))
-    pooled, df = 0.0, 0
-    for seen in by_config.values():
-        if len(seen) < 2:
-            continue
-        logs = [math.log(r[m.STEP_TIME_MEDIAN_S]) for r in seen]
-        mean = sum(logs) / len(logs)
-        variance = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
-        within = sum(_log_variance(r) for r in seen) / len(seen)
-        pooled += (len(seen) - 1) * (variance - within)
-        df += len(seen) - 1
-    return RunDrift(math.sqrt(max(0.0, pooled / df)), df, len(runs)) if df else None
+    found = excess_spread(
+        [[(math.log(r[m.STEP_TIME_MEDIAN_S]), _log_variance(r)) for r in seen] for seen in by_config.values()]
+    )
+    return None if found is None else RunDrift(found.sd, found.df, len(runs))

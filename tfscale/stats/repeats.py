@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, median, t_975
+from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, excess_spread, median, t_975
 from tfscale.stats.drift import RunDrift
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
@@ -144,17 +144,11 @@ def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> Proces
     """The spread between processes pooled over a run's configs (each given as its process lines) that ran in two
     or more processes, all ok: sd^2 = sum over them of (k - 1) x (sample variance of the log process medians - the
     mean within-process variance), over the sum of (k - 1), floored at 0. None when no config qualifies."""
-    pooled, df = 0.0, 0
-    for lines in configs:
-        if len(lines) < 2 or any(line.get(m.STATUS) != m.STATUS_OK for line in lines):
-            continue
-        logs = [math.log(line[m.STEP_TIME_MEDIAN_S]) for line in lines]
-        mean = sum(logs) / len(logs)
-        variance = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
-        within = sum(_within_variance(line) for line in lines) / len(lines)
-        pooled += (len(lines) - 1) * (variance - within)
-        df += len(lines) - 1
-    return ProcessSpread(math.sqrt(max(0.0, pooled / df)), df) if df else None
+    qualified = [lines for lines in configs if all(line.get(m.STATUS) == m.STATUS_OK for line in lines)]
+    found = excess_spread(
+        [[(math.log(line[m.STEP_TIME_MEDIAN_S]), _within_variance(line)) for line in lines] for lines in qualified]
+    )
+    return None if found is None else ProcessSpread(found.sd, found.df)
 
 
 def _widened(

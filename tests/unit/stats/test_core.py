@@ -108,3 +108,15 @@ def test_t_quantile_from_the_table_and_beyond():
     assert t_975(120) == pytest.approx(1.979930, abs=1e-5)
     with pytest.raises(ValueError, match="df >= 1"):
         t_975(0)
+
+
+def test_excess_spread_pools_the_variance_beyond_each_members_own():
+    from tfscale.stats.core import Excess, excess_spread
+
+    # group 1: values 0, 0.2 (variance 0.02), own variance 0.005 each; group 2: 1, 1.1, 0.9 (variance 0.01), none;
+    # group 3 has one member: not pooled
+    groups = [[(0.0, 0.005), (0.2, 0.005)], [(1.0, 0.0), (1.1, 0.0), (0.9, 0.0)], [(5.0, 0.0)]]
+    found = excess_spread(groups)
+    assert found.df == 3 and math.isclose(found.sd, math.sqrt((1 * (0.02 - 0.005) + 2 * 0.01) / 3))
+    assert excess_spread([[(0.0, 1.0), (0.1, 1.0)]]) == Excess(0.0, 1)  # own noise larger: floored at 0
+    assert excess_spread([[(0.0, 0.0)]]) is None
