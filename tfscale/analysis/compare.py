@@ -31,6 +31,7 @@ from tfscale import metrics as m
 from tfscale.analysis import add_scaling, layout_label
 from tfscale.axes import AXES, SETTINGS
 from tfscale.labels import model_label, record_mode
+from tfscale.stats.drift import ENV_KEY as DRIFT_ENV_KEY
 from tfscale.stats.ranktests import benjamini_hochberg, hodges_lehmann, mann_whitney
 from tfscale.stats.repeats import process_medians
 
@@ -317,7 +318,8 @@ def machine_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
 
 
 def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
-    """(key, base value, new value) for each flattened environment entry that differs (timestamps ignored)."""
+    """(key, base value, new value) for each flattened environment entry that differs (timestamps and the drift
+    each run estimated from the runs before it ignored: neither is a difference of the machines or software)."""
 
     def flat(prefix: str, value) -> dict[str, str]:
         if isinstance(value, dict):
@@ -328,5 +330,5 @@ def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
         return {prefix: str(value)}
 
     a, b = flat("", base), flat("", new)
-    keys = sorted((set(a) | set(b)) - {"captured_at"})
+    keys = sorted(k for k in set(a) | set(b) if k != "captured_at" and k.split(".")[0] != DRIFT_ENV_KEY)
     return [(k, a.get(k, ""), b.get(k, "")) for k in keys if a.get(k, "") != b.get(k, "")]

@@ -30,8 +30,8 @@ from tfscale.launch.processes import WorkerCallError, call_worker
 from tfscale.measures.peaks import devices_on_host, peak_columns
 from tfscale.runner.claims import claim, release
 from tfscale.runner.commbench import sweep_topologies, topology_key
-from tfscale.runner.drift import ENV_KEY as DRIFT_ENV_KEY
 from tfscale.runner.drift import drift_columns
+from tfscale.stats.drift import ENV_KEY as DRIFT_ENV_KEY
 from tfscale.store.records import (
     ENV_FILE,
     RECORDS_FILE,

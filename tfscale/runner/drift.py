@@ -15,7 +15,6 @@ from tfscale.stats.drift import HISTORY_RUNS, RunDrift, between_runs
 from tfscale.stats.repeats import combine_all
 from tfscale.store.records import RECORDS_FILE, RecordWarning, load_env, read_records
 
-ENV_KEY = "run_drift"  # in env.json: {"sd_log", "df", "runs"}, or null where the suite had no such history
 DRIFT_COLUMNS = (m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS)
 
 

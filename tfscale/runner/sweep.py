@@ -198,7 +198,8 @@ def _network_notes(plan, echo: Echo) -> None:
 def _drift(env: dict, folder: Path, run_id: str, echo: Echo) -> None:
     """The drift between runs this run's CIs cover, from the suite's earlier runs on this machine, into `env` (for
     env.json), and one line saying it; a resumed run keeps the one its env.json has."""
-    from tfscale.runner.drift import ENV_KEY, drift_text, history_drift
+    from tfscale.runner.drift import drift_text, history_drift
+    from tfscale.stats.drift import ENV_KEY
     from tfscale.store.records import load_env
 
     kept = load_env(folder)

@@ -27,6 +27,7 @@ from tfscale import metrics as m
 from tfscale.stats.core import Z_975, excess_spread
 
 HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
+ENV_KEY = "run_drift"  # in a run's env.json: {"sd_log", "df", "runs"}, or null where the suite had no such history
 
 
 @dataclass(frozen=True)

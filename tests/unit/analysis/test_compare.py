@@ -116,8 +116,8 @@ def test_a_slowdown_inside_the_threshold_is_slower_and_one_of_windows_has_no_ver
 
 def test_env_differences():
     assert env_differences(
-        {"host": "a", "packages": {"tensorflow": "2.21.0", "x": "1"}, "captured_at": "t1"},
-        {"host": "b", "packages": {"tensorflow": "2.21.0"}, "captured_at": "t2"},
+        {"host": "a", "packages": {"tensorflow": "2.21.0", "x": "1"}, "captured_at": "t1", "run_drift": None},
+        {"host": "b", "packages": {"tensorflow": "2.21.0"}, "captured_at": "t2", "run_drift": {"df": 4}},
     ) == [("host", "a", "b"), ("packages.x", "1", "")]
 
 
