@@ -13,9 +13,10 @@ precision):
    every CI covers it); and the gradient noise scale's CI (goodput.NoiseScale.of) over simulated probe windows.
 2. Fresh runs (`--processes K`, about 2 minutes per run): K runs of the quickstart's 1- and 2-device OneDevice and
    Mirrored configs with its settings and repeats (some in two processes, so each run measures its spread between
-   processes); for each run and config, whether the interval tfscale states (load_results, analyze) of the median
-   step time and of the efficiency contains the median of the other K - 1 runs' figures; beside it, the same for
-   each process's own within-process CI.
+   processes), one after another in one results folder (so from the third on a run's CIs also cover the drift
+   between the runs before it, tfscale.stats.drift); for each run and config, whether the interval tfscale states
+   (load_results, analyze) of the median step time and of the efficiency contains the median of the other K - 1
+   runs' figures; beside it, the same for each process's own within-process CI.
 
     python tests/benchmarks/bench_coverage.py [--trials 1000] [--processes 8] [--only mlp]
 
@@ -277,6 +278,14 @@ def report_coverage(suite_dir: Path) -> None:
         + ", ".join(
             f"{sd:.1%} ({int(df)} df)"
             for sd, df in zip(spreads[m.PROCESS_SPREAD_SD_REL], spreads[m.PROCESS_SPREAD_DF], strict=True)
+        )
+    )
+    drifts = frame[[m.RUN_ID, m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF]].drop_duplicates()
+    print(
+        "the runs' drift between runs (from the runs before each, tfscale.stats.drift): "
+        + ", ".join(
+            "-" if df is None or df != df else f"{sd:.1%} ({int(df)} df)"
+            for sd, df in zip(drifts[m.RUN_DRIFT_SD_REL], drifts[m.RUN_DRIFT_DF], strict=True)
         )
     )
 

@@ -25,18 +25,19 @@ property of the machine and the run rather than of a config. Each config's step-
 - one process: its order-statistic CI widened on the log scale, each side sqrt(side^2 + (t x sd)^2), t Student's
   0.975 quantile with the spread's degrees of freedom;
 - several: the bootstrap of tfscale.stats.uncertainty with the process offset drawn from that spread.
-Derived figures (efficiency, the loss breakdown's gap) draw the same offsets (analysis: spread_of). Measured on
-2 shared cores (tests/benchmarks/bench_coverage.py, 8 runs of the quickstart's 1- and 2-device configs): a
-one-process CI alone contained the other runs' median 34 % of the time, the stated CI 96 % (step time and
-efficiency), the runs' pooled spreads 4-16 % sd. Without any config run in several processes, a run's CIs cover
-within one process only, and say so.
+Derived figures (efficiency, the loss breakdown's gap) draw the same offsets (analysis: offsets_of), with the drift
+between runs where the suite's earlier runs on the machine measured it (tfscale.stats.drift). Without any config run
+in several processes, a run's CIs cover within one process only, and say so.
 
-Where it falls short: windows with level shifts that outlast a process's measurement (bench_coverage's source: +4 %
-for ~20 windows, a measurement stopped at +-2 % after ~65) give process medians with a second mode (offsets from the
-true median: 2.5 and 97.5 % quantiles -1.4 % and +2.9 %; sd 1.05 % against 0.85 % from the processes' own CIs), and
-a run's stated CIs covered 0.90-0.92 of them. Weighting each process by its own CI when pooling (Paule-Mandel, as
-meta-analyses pool studies of unequal precision) gave 0.907 against 0.908 with the moments above: the spread is
-estimated right; a normal interval cannot reach a mode at 3 of its standard deviations without widening every CI.
+Measured on 2 shared cores (tests/benchmarks/bench_coverage.py, 8 runs of the quickstart's 1- and 2-device
+configs, 2026-12-07): the stated CI contained the other runs' median 67/72 = 0.93 of the time for the step time and
+48/48 for the efficiency, a one-process CI alone 85/120 = 0.71; the runs' pooled spreads 0-24 % sd, the stated
+step-time CIs +-28 % wide (median; IQR 18-49 %). A process's own variance is read from its CI with the t quantile
+the CI was built with (t_975(3) = 3.18 for 60 windows in 4 batches, `_within_variance`): read with 1.96, as before
+that day, it was 2.6 times too large, the spread between processes was floored at 0 in many runs, and 8 other runs
+gave 56/72 = 0.78 (step time) and 44/48 (efficiency), 67/72 and 46/48 re-read with the t quantile. Simulated runs
+of 17 configs stopped at +-2 % (bench_coverage, 58 runs each): 0.969 independent windows, 0.974 AR(1) 0.3, 0.968
+AR(1) 0.6, 0.953 level shifts (+4 % for ~20 windows; 0.90-0.92 with 1.96).
 """
 
 from __future__ import annotations
