@@ -51,7 +51,9 @@ def test_a_slowdown_planted_in_real_runs_is_found_at_its_first_run(tmp_path, mon
 
     found = tfscale.history(suite)
     assert len(found.runs) == 7 and found.runs[MACHINE].nunique() == 2
-    steps = found.steps
+    # busbw is timed apart from the step (an isolated all-reduce the planted sleep does not touch): its moves are the
+    # machine's own (a fresh check saw it -20 % from r3 on, CI -31 to -8 %, in a noisy hour), not this test's
+    steps = found.steps[found.steps[FIGURE] != "busbw"]
     assert set(steps[FIRST_RUN]) == {"r4"}, steps.to_string()
     throughput = steps[steps[FIGURE] == "throughput"]
     assert list(throughput[CONFIG]) == ["mlp/tiny mirrored 1 node × 2"] and bool(throughput[WORSE].iloc[0])
