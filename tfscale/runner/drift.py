@@ -5,6 +5,7 @@ run's env.json, so that a resumed run keeps the figure it began with. Parent sid
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -51,18 +52,30 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
     return None if drift is None else {"sd_log": drift.sd_log, "df": drift.df, "runs": drift.runs}
 
 
-def drift_columns(kept: dict[str, Any] | None) -> dict[str, Any]:
-    """The record columns of a run's drift as env.json keeps it (empty values without one)."""
-    if not isinstance(kept, dict):
-        return dict.fromkeys(DRIFT_COLUMNS)
-    return dict(zip(DRIFT_COLUMNS, (kept.get("sd_log"), kept.get("df"), kept.get("runs")), strict=True))
-
-
-def drift_text(kept: dict[str, Any] | None) -> str | None:
-    """One line for the run's start: the drift its CIs will cover, or None without one."""
+def kept_drift(kept: Any) -> RunDrift | None:
+    """The drift as env.json keeps it, or None where it has none or what it has is not one (an edited file: the
+    run's CIs then cover no drift, rather than the run stopping)."""
     if not isinstance(kept, dict):
         return None
-    drift = RunDrift(float(kept["sd_log"]), int(kept["df"]), int(kept["runs"]))
+    sd, df, runs = kept.get("sd_log"), kept.get("df"), kept.get("runs")
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (sd, df, runs))
+    if not numbers or not math.isfinite(sd) or sd < 0 or df < 1 or runs < 0:
+        return None
+    return RunDrift(float(sd), int(df), int(runs))
+
+
+def drift_columns(kept: Any) -> dict[str, Any]:
+    """The record columns of a run's drift as env.json keeps it (empty values without one)."""
+    drift = kept_drift(kept)
+    values = (None, None, None) if drift is None else (drift.sd_log, drift.df, drift.runs)
+    return dict(zip(DRIFT_COLUMNS, values, strict=True))
+
+
+def drift_text(kept: Any) -> str | None:
+    """One line for the run's start: the drift its CIs will cover, or None without one."""
+    drift = kept_drift(kept)
+    if drift is None:
+        return None
     return (
         f"note: every CI of this run also covers the drift between runs of this suite on this machine: sd "
         f"{drift.sd_log:.1%} ({drift.df} degrees of freedom, from its {drift.runs} latest earlier runs)"

@@ -66,3 +66,13 @@ def test_an_unreadable_earlier_run_is_left_out(tmp_path):
     (bad / RECORDS_FILE).write_text(json.dumps({m.CONFIG_ID: 5}) + "\n")
     write_json_atomic(bad / ENV_FILE, MACHINE)
     assert history_drift(suite, "now", MACHINE)["runs"] == 2
+
+
+def test_a_drift_env_json_does_not_hold_is_none():
+    for kept in ({"sd_log": "x", "df": 2, "runs": 2}, {"sd_log": 0.1, "df": 0, "runs": 2}, {"sd_log": 0.1}, [], 3):
+        assert drift_columns(kept) == drift_columns(None) and drift_text(kept) is None
+    assert drift_columns({"sd_log": 0.1, "df": 2.0, "runs": 3}) == {
+        m.RUN_DRIFT_SD_REL: 0.1,
+        m.RUN_DRIFT_DF: 2,
+        m.RUN_DRIFT_RUNS: 3,
+    }
