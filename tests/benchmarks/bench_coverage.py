@@ -284,7 +284,7 @@ def report_coverage(suite_dir: Path) -> None:
     print(
         "the runs' drift between runs (from the runs before each, tfscale.stats.drift): "
         + ", ".join(
-            "-" if df is None or df != df else f"{sd:.1%} ({int(df)} df)"
+            "-" if not isinstance(df, int | float) or math.isnan(df) else f"{sd:.1%} ({int(df)} df)"
             for sd, df in zip(drifts[m.RUN_DRIFT_SD_REL], drifts[m.RUN_DRIFT_DF], strict=True)
         )
     )

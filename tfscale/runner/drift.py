@@ -5,6 +5,7 @@ run's env.json, so that a resumed run keeps the figure it began with. Parent sid
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from pathlib import Path
@@ -33,23 +34,21 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
     if not folders:
         return None
     here = machine_key(env)
+    envs = {folder: load_env(folder) for folder in folders}
+    # the latest by when each began (env.json, read anyway for its machine): only their records are read
+    latest = sorted((f for f in folders if machine_key(envs[f]) == here), key=lambda f: str(envs[f].get("captured_at")))
     earlier = []
-    for folder in folders:
-        if machine_key(load_env(folder)) != here:
-            continue
+    for folder in latest[-HISTORY_RUNS:]:
         try:
             with warnings.catch_warnings():  # a torn line of another run is that run's to report
                 warnings.simplefilter("ignore", RecordWarning)
-                lines = list(read_records(folder / RECORDS_FILE, check=True))
+                earlier.append(list(read_records(folder / RECORDS_FILE, check=True)))
         except (ResultsError, OSError):
             continue
-        if lines:
-            earlier.append((min(str(r.get(m.STARTED_AT) or "") for r in lines), lines))
-    earlier.sort(key=lambda run: run[0])
     # each as that run stated it, without a drift term of its own (else the drift would count itself)
-    lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for _, run in earlier[-HISTORY_RUNS:] for r in run]
+    lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for run in earlier for r in run]
     drift = between_runs(combine_all(lines))
-    return None if drift is None else {"sd_log": drift.sd_log, "df": drift.df, "runs": drift.runs}
+    return None if drift is None else dataclasses.asdict(drift)
 
 
 def kept_drift(kept: Any) -> RunDrift | None:

@@ -128,6 +128,14 @@ def median_ci(values: list[float]) -> MedianCI | None:
     )
 
 
+def ci_log_variance(middle: float | None, low: float | None, high: float | None, quantile: float) -> float:
+    """The variance of log(middle) a CI [low, high] explains: its larger side on the log scale over the quantile it
+    was built with (Z_975, t_975(df)), squared; 0 without a CI."""
+    if not middle or not low or not high:
+        return 0.0
+    return (max(math.log(middle / low), math.log(high / middle)) / quantile) ** 2
+
+
 @dataclass(frozen=True)
 class Excess:
     """A standard deviation between groups beyond what each member's own variance explains, with its degrees of

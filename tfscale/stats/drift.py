@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import Z_975, excess_spread
+from tfscale.stats.core import Z_975, ci_log_variance, excess_spread
 
 HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
 ENV_KEY = "run_drift"  # in a run's env.json: {"sd_log", "df", "runs"}, or null where the suite had no such history
@@ -51,12 +51,8 @@ class RunDrift:
 
 def _log_variance(record: Mapping[str, Any]) -> float:
     """The variance of a record's log median that its stated CI explains (0 without a CI)."""
-    middle, low, high = (
-        record.get(key) for key in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S)
-    )
-    if not middle or not low or not high:
-        return 0.0
-    return (max(math.log(middle / low), math.log(high / middle)) / Z_975) ** 2
+    middle, low, high = (record.get(k) for k in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S))
+    return ci_log_variance(middle, low, high, Z_975)
 
 
 def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:

@@ -47,7 +47,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, excess_spread, median, t_975
+from tfscale.stats.core import (
+    CI_MIN_WINDOWS,
+    Z_975,
+    StepStats,
+    batch_count,
+    ci_log_variance,
+    excess_spread,
+    median,
+    t_975,
+)
 from tfscale.stats.drift import RunDrift
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
@@ -132,13 +141,10 @@ def _within_variance(line: Mapping[str, Any]) -> float:
     by 1.96 took (3.18 / 1.96)^2 = 2.6 times the process's own variance away from the spread between processes,
     which then was often floored at 0: a simulated run of level-shift windows (bench_coverage) had its stated CIs
     contain the true median 0.916 of the time, 0.953 with the t quantile (680 configs each)."""
-    middle, low = line.get(m.STEP_TIME_MEDIAN_S), line.get(m.STEP_TIME_CI95_LOW_S)
-    high = line.get(m.STEP_TIME_CI95_HIGH_S)
-    if not middle or not low or not high:
-        return 0.0
     windows = line.get(m.SAMPLES)
     quantile = t_975(batch_count(windows) - 1) if isinstance(windows, int) and windows >= CI_MIN_WINDOWS else Z_975
-    return (max(math.log(middle / low), math.log(high / middle)) / quantile) ** 2
+    middle, low, high = (line.get(k) for k in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S))
+    return ci_log_variance(middle, low, high, quantile)
 
 
 def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> ProcessSpread | None:
@@ -153,11 +159,10 @@ def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> Proces
 
 
 def _widened(
-    middle: float, low: float | None, high: float | None, processes: int, parts: Sequence[ProcessSpread | RunDrift]
+    middle: float, low: float | None, high: float | None, parts: Sequence[ProcessSpread | RunDrift]
 ) -> tuple[float, float]:
-    """A CI of the median of `processes` processes with each spread in `parts` added on each side, on the log scale
-    (see the module)."""
-    between = [t_975(part.df) * part.offset_sd(processes) for part in parts]
+    """One process's CI with each spread in `parts` added on each side, on the log scale (see the module)."""
+    between = [t_975(part.df) * part.offset_sd(1) for part in parts]
     below = math.log(middle / low) if low else 0.0
     above = math.log(high / middle) if high else 0.0
     return middle * math.exp(-math.hypot(below, *between)), middle * math.exp(math.hypot(above, *between))
@@ -182,7 +187,7 @@ def _one_process(line: dict[str, Any], spread: ProcessSpread | None) -> dict[str
     middle = line[m.STEP_TIME_MEDIAN_S]
     low, high = line.get(m.STEP_TIME_CI95_LOW_S), line.get(m.STEP_TIME_CI95_HIGH_S)
     if low is not None and high is not None:
-        low, high = _widened(middle, low, high, 1, parts)
+        low, high = _widened(middle, low, high, parts)
     precision = Precision.of_interval(middle, low, high, line.get(m.SAMPLES) or 0, line.get(m.CI_TARGET))
     return {
         **line,

@@ -16,7 +16,7 @@ def a_run(suite_dir, run_id: str, medians: dict[str, float], started: str, env: 
     """A run folder with env.json and one ok one-process record per config (no CI: all its spread is drift)."""
     folder = suite_dir / run_id
     folder.mkdir(parents=True)
-    write_json_atomic(folder / ENV_FILE, env)
+    write_json_atomic(folder / ENV_FILE, env | {"captured_at": started})  # when it began: the runs' order
     for config, median_s in medians.items():
         record = dict.fromkeys(m.RECORD_COLUMNS) | {
             m.CONFIG_ID: config,
@@ -76,3 +76,13 @@ def test_a_drift_env_json_does_not_hold_is_none():
         m.RUN_DRIFT_DF: 2,
         m.RUN_DRIFT_RUNS: 3,
     }
+
+
+def test_only_the_latest_history_runs_count(tmp_path):
+    from tfscale.stats.drift import HISTORY_RUNS
+
+    suite = tmp_path / "s"
+    a_run(suite, "r00", {"a": 100.0}, "2026-12-07T09:00:00+00:00")  # the oldest: far off, and left out
+    for i in range(1, HISTORY_RUNS + 1):
+        a_run(suite, f"r{i:02d}", {"a": 1.0}, f"2026-12-07T{9 + i:02d}:00:00+00:00")
+    assert history_drift(suite, "now", MACHINE) == {"sd_log": 0.0, "df": HISTORY_RUNS - 1, "runs": HISTORY_RUNS}
