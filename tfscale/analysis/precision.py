@@ -11,11 +11,7 @@ import pandas as pd
 from tfscale import labels
 from tfscale import metrics as m
 from tfscale.analysis.keys import _missing
-from tfscale.stats.repeats import (
-    drift_of,
-    process_medians,
-    spread_of,
-)  # samples: per process for configs run with repeats
+from tfscale.stats.repeats import drift_of, process_medians, spread_of
 
 PRECISION_NOTE = (
     "Step times of one config differ more between fresh processes than within one (process medians 4-16 % sd "
