@@ -3,8 +3,7 @@ communication steps, the all-reduce sweep, the pipeline stages) is a list of `ti
 
 Each sample is the wall time (`time.perf_counter`) of `per_sample` calls, the last of them ended by `sync` (a host
 sync: the loss fetched, the coordinator joined), divided by `per_sample`. Warm-up calls, each synced, come first
-and are never timed; `before` runs untimed ahead of every call (e.g. to compute the gradients a split step reduces).
-Pure Python: the calls bring their own TensorFlow.
+and are never timed. Pure Python: the calls bring their own TensorFlow.
 """
 
 from __future__ import annotations
@@ -23,13 +22,12 @@ class Timed:
 
 
 def time_calls(
-    call: Callable[..., Any],
+    call: Callable[[], Any],
     sync: Callable[[Any], Any],
     *,
     samples: int | None = None,
     warmup: int = 0,
     per_sample: int = 1,
-    before: Callable[[], Any] | None = None,
     more: Callable[[list[float]], bool] | None = None,
     collect: bool = True,
     clock: Callable[[], float] = time.perf_counter,
@@ -40,11 +38,9 @@ def time_calls(
     of ms with TensorFlow loaded: the warm-up's windows, timed one by one, skip it)."""
     if samples is None and more is None:
         raise ValueError("time_calls: give samples, more, or both")
-    if before is not None and per_sample != 1:
-        raise ValueError("time_calls: `before` needs per_sample=1 (its work would fall inside the timed span)")
     last = None
     for _ in range(warmup):
-        last = sync(call(*_args(before)))
+        last = sync(call())
     if collect:
         gc.collect()  # start the timed part without garbage left by tracing and warm-up
         # Keep the objects alive now (TensorFlow's and Keras' own, tens of thousands) out of later collections: an
@@ -52,16 +48,11 @@ def time_calls(
         gc.freeze()
     values: list[float] = []
     while samples is None or len(values) < samples:
-        args = _args(before)
         start = clock()
         for _ in range(per_sample - 1):
-            call(*args)
-        last = sync(call(*args))
+            call()
+        last = sync(call())
         values.append((clock() - start) / per_sample)
         if more is not None and not more(values):
             break
     return Timed(values, last)
-
-
-def _args(before: Callable[[], Any] | None) -> tuple:
-    return () if before is None else (before(),)

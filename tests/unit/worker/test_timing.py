@@ -39,27 +39,6 @@ def test_windows_divide_by_their_calls_and_keep_warmup_and_before_untimed():
     assert sum(1 for entry in log if isinstance(entry, tuple) and entry[0] == "call") == 1 + 2 * 3
 
 
-def test_before_runs_untimed_ahead_of_each_call():
-    clock, seen = Clock(), []
-
-    def before():
-        clock.now += 100.0  # expensive preparation: never in a sample
-        return len(seen)
-
-    def call(prepared):
-        seen.append(prepared)
-        clock.now += 0.5
-
-    timed = time_calls(call, lambda _: None, samples=3, warmup=1, before=before, clock=clock)
-    assert timed.samples_s == [0.5, 0.5, 0.5]
-    assert seen == [0, 1, 2, 3]  # the warm-up call got its own prepared argument too
-
-
-def test_before_with_several_calls_per_sample_is_refused():
-    with pytest.raises(ValueError, match="per_sample=1"):
-        time_calls(lambda x: x, lambda _: None, samples=1, per_sample=2, before=lambda: 0)
-
-
 def test_more_decides_when_the_samples_stop():
     clock = Clock()
     costs = iter([3.0, 1.0, 1.0, 1.0, 1.0, 1.0])
