@@ -33,6 +33,8 @@ def own_zygote(monkeypatch):
     """Each test starts its own zygote and stops it after."""
     monkeypatch.delenv(contract.WORKER_START_ENV, raising=False)
     monkeypatch.setattr(zygote, "_FAILED", [])
+    monkeypatch.setattr(zygote, "_ROUND", [0])
+    monkeypatch.setattr(zygote, "_ROUNDS", [1])
     stop_zygote()
     yield
     stop_zygote()
@@ -110,3 +112,26 @@ def test_exec_in_the_environment_starts_a_fresh_interpreter(tmp_path, own_zygote
     finally:
         log.close()
     assert zygote._ZYGOTE == []
+
+
+def test_the_next_round_s_zygote_starts_beside_the_first_and_serves_that_round(tmp_path, own_zygote):
+    zygote.expect_rounds(2)
+    worker, log = start(tmp_path)
+    log.close()
+    [first] = zygote._ZYGOTE
+    spare = zygote._SPARE[1]
+    assert spare.alive and spare._ready.is_set()  # imported beside the first, before any worker ran
+    assert spare.log_path.name == "zygote-1.log" and first.log_path.name == "zygote.log"
+    assert worker.wait(120) == 0
+    kill_tree(worker)
+    zygote.serve_round(1)
+    assert not psutil.pid_exists(first.process.pid)  # stopped and reaped as its round ended
+    again, log = start(tmp_path)
+    log.close()
+    assert zygote._ZYGOTE[0] is spare and len(zygote._ZYGOTE) == 1
+    assert not zygote._SPARE  # none for a round the sweep does not have
+    assert psutil.Process(again.pid).ppid() == spare.process.pid
+    assert again.wait(120) == 0
+    kill_tree(again)
+    stop_zygote()
+    assert not psutil.pid_exists(spare.process.pid)

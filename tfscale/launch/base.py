@@ -10,7 +10,7 @@ run become skipped records), `live_pids` (what telemetry samples) and `script` (
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,6 +149,11 @@ class Launcher:
 
     def unavailable(self, spec: RunSpec) -> str | None:
         """Why this launcher cannot run the config (it becomes a skipped record), or None."""
+        return None
+
+    def expect(self, runs: Sequence[tuple[RunSpec, int]]) -> None:
+        """The processes the sweep will run, in order: (config, repeat) pairs (runner.configs.interleaved). A
+        launcher may get ready for them; by default nothing."""
         return None
 
     def run(self, job: Job) -> Outcome:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tfscale import contract
@@ -35,7 +36,7 @@ from tfscale.launch.tasks import (
     Watch,
     run_tasks,
 )
-from tfscale.launch.zygote import serve_round, stop_zygote
+from tfscale.launch.zygote import expect_rounds, serve_round, stop_zygote
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError
 from tfscale.netsim.network import unavailable_reason as network_unavailable
@@ -113,6 +114,10 @@ class LocalLauncher(Launcher):
 
     def live_pids(self) -> list[int]:
         return [p.pid for p in list(LIVE)]
+
+    def expect(self, runs: Sequence[tuple[RunSpec, int]]) -> None:
+        """The rounds the zygote forks for (launch.zygote.expect_rounds): those of the CPU configs' processes."""
+        expect_rounds(1 + max((repeat for spec, repeat in runs if spec.device == "cpu"), default=0))
 
     def run(self, job: Job) -> Outcome:
         spec = job.spec

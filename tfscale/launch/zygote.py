@@ -1,6 +1,7 @@
 """tfscale's side of the worker zygote (tfscale.worker.zygote): a TensorFlow-loaded process that forks the workers
-of CPU configs on this host. At most one is alive per tfscale process: started on the first forked worker of each
-round of a sweep (serve_round), stopped when the round changes, when the launcher's `with` ends, or at exit.
+of CPU configs on this host. One forks per tfscale process: started on the first forked worker of each round of a
+sweep (serve_round), stopped when the round changes, when the launcher's `with` ends, or at exit. Where the sweep
+has another round (expect_rounds), a fresh zygote's start starts that round's too, idle until its round comes.
 
 Why: `import tensorflow` took 3.3-7 s of every worker here, a third of the quickstart's process time (104 s of 283 s
 in 23 processes). A forked worker starts its own TensorFlow runtime as a fresh interpreter would (the zygote never
@@ -65,7 +66,8 @@ class _Fork:
 
 
 class Zygote:
-    """One running zygote: a request pipe, a thread reading its answers."""
+    """One running zygote: a request pipe, a thread reading its answers. Started by the constructor; wait_ready()
+    before the first fork."""
 
     def __init__(self, log_path: Path, env: dict[str, str]) -> None:
         self.log_path = log_path
@@ -86,6 +88,9 @@ class Zygote:
         self._gone = False
         self._reader = threading.Thread(target=self._read, name="tfscale-zygote", daemon=True)
         self._reader.start()
+
+    def wait_ready(self) -> None:
+        """Return once it has imported TensorFlow; stop it and raise ZygoteError if it died or took too long."""
         if not self._ready.wait(READY_TIMEOUT_S) or self._gone:
             self.stop()
             raise ZygoteError(f"the worker zygote did not start: {self.log_tail()}")
@@ -176,6 +181,8 @@ class Zygote:
 
 _ZYGOTE: list[Zygote] = []  # this process's zygote, once started
 _ROUND: list[int] = [0]  # the round of the sweep it forks for (serve_round)
+_ROUNDS: list[int] = [1]  # how many rounds the sweep has (expect_rounds)
+_SPARE: dict[int, Zygote] = {}  # the next round's zygote, started beside a fresh one (round -> zygote)
 _FAILED: list[str] = []  # why it could not be started: the run goes on with fresh interpreters
 
 
@@ -191,16 +198,47 @@ def zygote(env: dict[str, str], log_path: Path) -> Zygote | None:
     start (the reason stays in zygote_failure())."""
     if _ZYGOTE and _ZYGOTE[0].alive:
         return _ZYGOTE[0]
-    stop_zygote()  # one that died: reaped, its pipes closed
+    _stop(_ZYGOTE)  # one that died: reaped, its pipes closed
     if _FAILED:
         return None
     started = time.monotonic()
     try:
-        _ZYGOTE[:] = [Zygote(log_path, env)]
+        _ZYGOTE[:] = [_this_round(env, log_path)]
     except (ZygoteError, OSError) as error:
         _FAILED.append(f"{error} (after {time.monotonic() - started:.1f} s)")
         return None
     return _ZYGOTE[0]
+
+
+def _this_round(env: dict[str, str], log_path: Path) -> Zygote:
+    """The round's zygote: its spare if one was started and lives, else a fresh one, with the next round's spare
+    started beside it where the sweep has a next round. Why: a zygote's start is an import of TensorFlow (4.3 s
+    of the quickstart's first config and again at its second round here); two at once, while nothing is measured,
+    cost one. A spare is never started while a round's workers run: its import would share their cores."""
+    spare = _SPARE.pop(_ROUND[0], None)
+    if spare is not None and spare.alive:
+        return spare
+    _stop([spare] if spare is not None else [])
+    fresh = Zygote(log_path, env)
+    following = _ROUND[0] + 1
+    try:
+        if following < _ROUNDS[0] and following not in _SPARE:
+            _SPARE[following] = Zygote(log_path.with_name(f"{log_path.stem}-{following}{log_path.suffix}"), env)
+        fresh.wait_ready()
+    except (ZygoteError, OSError):
+        _stop([fresh, *([_SPARE.pop(following)] if following in _SPARE else [])])
+        raise
+    if following in _SPARE:
+        try:
+            _SPARE[following].wait_ready()
+        except ZygoteError:  # not this round's: the next round starts a fresh one
+            del _SPARE[following]
+    return fresh
+
+
+def expect_rounds(rounds: int) -> None:
+    """The sweep forks workers in `rounds` rounds (each config's repeat-th process in round `repeat`)."""
+    _ROUNDS[0] = rounds
 
 
 def serve_round(repeat: int) -> None:
@@ -212,7 +250,7 @@ def serve_round(repeat: int) -> None:
     independent draws, as fresh ones are, and their spread (repeats) covers what a rerun with new zygotes measures.
     Configs of one round share their draw."""
     if _ROUND[0] != repeat:
-        stop_zygote()
+        _stop(_ZYGOTE)
         _ROUND[0] = repeat
 
 
@@ -221,8 +259,14 @@ def zygote_failure() -> str | None:
 
 
 def stop_zygote() -> None:
-    while _ZYGOTE:
-        _ZYGOTE.pop().stop()
+    """Stop this process's zygotes: the round's and any spare."""
+    _stop(_ZYGOTE)
+    _stop([_SPARE.pop(round_) for round_ in list(_SPARE)])
+
+
+def _stop(zygotes: list[Zygote]) -> None:
+    while zygotes:
+        zygotes.pop().stop()
 
 
 # At exit, before the scratch folder its log is in goes (atexit runs last-registered first; launch.scratch registers

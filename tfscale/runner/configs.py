@@ -224,6 +224,7 @@ def run_plan(
     drift = drift_columns(load_env(folder).get(DRIFT_ENV_KEY))  # as the run began: a resumed run keeps it
     specs = plan.specs if pending is None else pending.specs
     runs = interleaved(specs) if pending is None else pending.runs
+    launcher.expect(runs)
     outcome = RunResult(folder)
     fits = {}
     if plan.suite.commbench:
