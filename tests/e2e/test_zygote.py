@@ -12,6 +12,7 @@ import pytest
 
 from tfscale import contract
 from tfscale.launch import zygote
+from tfscale.launch.local import LocalLauncher
 from tfscale.launch.processes import LIVE, kill_tree, start_worker
 from tfscale.launch.zygote import ForkedWorker, stop_zygote
 from tfscale.suite.planner import expand
@@ -135,3 +136,23 @@ def test_the_next_round_s_zygote_starts_beside_the_first_and_serves_that_round(t
     kill_tree(again)
     stop_zygote()
     assert not psutil.pid_exists(spare.process.pid)
+
+
+def test_a_zygote_that_cannot_start_leaves_no_process_and_the_run_is_told(tmp_path, own_zygote, monkeypatch):
+    fake = tmp_path / "fake"
+    (fake / "tensorflow").mkdir(parents=True)
+    (fake / "tensorflow" / "__init__.py").write_text("raise ImportError('no tensorflow here')\n")
+    monkeypatch.setenv("PYTHONPATH", str(fake))
+    zygote.expect_rounds(2)  # the next round's zygote starts beside it, and must go with it
+    worker, log = start(tmp_path)
+    try:
+        assert isinstance(worker, subprocess.Popen)  # started afresh instead
+        kill_tree(worker)
+    finally:
+        log.close()
+    assert "no tensorflow here" in zygote.zygote_failure()
+    assert zygote._ZYGOTE == [] and not zygote._SPARE
+    mine = [p for p in psutil.Process().children(recursive=True) if "tfscale.worker.zygote" in " ".join(p.cmdline())]
+    assert mine == []
+    [line] = LocalLauncher().warnings()
+    assert line.startswith("CPU workers were started as fresh interpreters") and "no tensorflow here" in line

@@ -151,6 +151,11 @@ class Launcher:
         """Why this launcher cannot run the config (it becomes a skipped record), or None."""
         return None
 
+    def warnings(self) -> list[str]:
+        """What the user should know of how the sweep's processes were started (tfscale run prints each as a
+        `warning:` line after the sweep); by default nothing."""
+        return []
+
     def expect(self, runs: Sequence[tuple[RunSpec, int]]) -> None:
         """The processes the sweep will run, in order: (config, repeat) pairs (runner.configs.interleaved). A
         launcher may get ready for them; by default nothing."""

@@ -36,7 +36,7 @@ from tfscale.launch.tasks import (
     Watch,
     run_tasks,
 )
-from tfscale.launch.zygote import expect_rounds, serve_round, stop_zygote
+from tfscale.launch.zygote import expect_rounds, serve_round, stop_zygote, zygote_failure
 from tfscale.netsim.hosts import cluster_hosts
 from tfscale.netsim.network import NetworkError
 from tfscale.netsim.network import unavailable_reason as network_unavailable
@@ -114,6 +114,12 @@ class LocalLauncher(Launcher):
 
     def live_pids(self) -> list[int]:
         return [p.pid for p in list(LIVE)]
+
+    def warnings(self) -> list[str]:
+        failure = zygote_failure()
+        if failure is None:
+            return []
+        return [f"CPU workers were started as fresh interpreters, each importing TensorFlow anew: {failure}"]
 
     def expect(self, runs: Sequence[tuple[RunSpec, int]]) -> None:
         """The rounds the zygote forks for (launch.zygote.expect_rounds): those of the CPU configs' processes."""

@@ -153,7 +153,7 @@ def run_suite(
     resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))
     result = _sweep(plan, Path(results_dir), run_id, env, pending, chosen, label, echo, resume_command)
     echo.out(f"records: {result.run_dir / 'records.jsonl'}")
-    for error in result.commbench_errors:
+    for error in [*result.commbench_errors, *chosen.warnings()]:
         echo.err(f"warning: {error}")
     written = None
     if not no_report:
