@@ -190,9 +190,10 @@ def noise_scale(trials: int) -> None:
             print(f"{steps} probed step(s) a window, level AR(1) {rho}: " + "; ".join(cells))
 
 
-def coverage_suite(only: str | None) -> dict:
+def coverage_suite(only: str | None, repeats: int | None = None) -> dict:
     """The quickstart's 1- and 2-device OneDevice and Mirrored configs with its settings and repeats (some in two
-    processes: the run's process spread comes from them, as in the quickstart)."""
+    processes: the run's process spread comes from them, as in the quickstart); `repeats`: that many processes per
+    config instead (1: every run measures no spread, and only the drift between runs widens its CIs)."""
     import yaml
 
     quickstart = yaml.safe_load((ROOT / "suites" / "quickstart.yaml").read_text())
@@ -203,14 +204,15 @@ def coverage_suite(only: str | None) -> dict:
         and item.get("devices_per_node", 1) <= 2
         and only in (None, item["model"])
     ]
-    return {"name": "coverage", "device": quickstart["device"], "defaults": quickstart["defaults"], "include": include}
+    defaults = quickstart["defaults"] | ({} if repeats is None else {"repeats": repeats})
+    return {"name": "coverage", "device": quickstart["device"], "defaults": defaults, "include": include}
 
 
 def _share(hits: int, total: int) -> str:
     return f"{hits}/{total} = {hits / total:.2f}" if total else "-"
 
 
-def processes(count: int, only: str | None, keep: str | None) -> None:
+def processes(count: int, only: str | None, keep: str | None, repeats: int | None = None) -> None:
     """`count` runs of the coverage suite (each a fresh set of processes), then for each run and config: does the
     interval tfscale states (load_results and analyze, as the report reads them) contain the median of the other
     runs' figures? Printed beside the same share for each process's own within-process CI (the stored line)."""
@@ -220,7 +222,7 @@ def processes(count: int, only: str | None, keep: str | None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         tmp = keep or scratch
         for k in range(count):
-            tfscale.run(coverage_suite(only), run_id=f"round{k:02d}", results_dir=tmp, no_report=True)
+            tfscale.run(coverage_suite(only, repeats), run_id=f"round{k:02d}", results_dir=tmp, no_report=True)
         report_coverage(Path(tmp) / "coverage")
 
 
@@ -234,17 +236,22 @@ def report_coverage(suite_dir: Path) -> None:
     lines = [r for run in sorted(suite_dir.iterdir()) if run.is_dir() for r in read_records(run / "records.jsonl")]
     frame = frame[frame[m.STATUS] == m.STATUS_OK]
     count = frame[m.RUN_ID].nunique()
-    print(f"\n{count} runs of {len(set(frame[m.CONFIG_ID]))} configs (some in 2 processes per run): share of")
+    print(f"\n{count} runs of {len(set(frame[m.CONFIG_ID]))} configs: share of")
     print("a run's stated 95 % interval that contains the median of the other runs' figures")
     print(f"{'config':36s} {'step (stated)':>14s} {'step (1 process)':>17s} {'efficiency':>11s} {'spread %':>9s}")
     totals = dict.fromkeys(("step", "within", "eff"), (0, 0))
+    by_drift = dict.fromkeys(("drift", "no drift"), (0, 0))  # stated step-time CIs of runs with / without a drift
     for config, rows in frame.groupby(m.CONFIG_ID, sort=False):
         medians = list(rows[m.STEP_TIME_MEDIAN_S])
         others = [statistics.median(medians[:i] + medians[i + 1 :]) for i in range(len(medians))]
-        step = sum(
+        hit = [
             covered(lo, hi, o)
             for lo, hi, o in zip(rows[m.STEP_TIME_CI95_LOW_S], rows[m.STEP_TIME_CI95_HIGH_S], others, strict=True)
-        )
+        ]
+        step = sum(hit)
+        for h, df in zip(hit, rows[m.RUN_DRIFT_DF], strict=True):
+            key = "drift" if isinstance(df, int | float) and not math.isnan(df) else "no drift"
+            by_drift[key] = (by_drift[key][0] + h, by_drift[key][1] + 1)
         by_run = dict(zip(rows[m.RUN_ID], others, strict=True))
         own = [r for r in lines if r[m.CONFIG_ID] == config and r[m.STATUS] == m.STATUS_OK]
         within = sum(covered(r[m.STEP_TIME_CI95_LOW_S], r[m.STEP_TIME_CI95_HIGH_S], by_run[r[m.RUN_ID]]) for r in own)
@@ -268,6 +275,10 @@ def report_coverage(suite_dir: Path) -> None:
             f"{label:36s} {f'{step}/{len(rows)}':>14s} {f'{within}/{len(own)}':>17s} "
             f"{f'{eff[0]}/{eff[1]}' if eff[1] else '-':>11s} {spread:9.1f}"
         )
+    print(
+        f"stated step-time CI of runs with a drift from the runs before: {_share(*by_drift['drift'])}; "
+        f"of runs without one: {_share(*by_drift['no drift'])}"
+    )
     spreads = frame[[m.RUN_ID, m.PROCESS_SPREAD_SD_REL, m.PROCESS_SPREAD_DF]].drop_duplicates()
     print(
         f"all: stated step-time CI {_share(*totals['step'])}; one process's own CI {_share(*totals['within'])}; "
@@ -275,19 +286,18 @@ def report_coverage(suite_dir: Path) -> None:
     )
     print(
         "the runs' process spread (sd of log process medians beyond noise): "
-        + ", ".join(
-            f"{sd:.1%} ({int(df)} df)"
-            for sd, df in zip(spreads[m.PROCESS_SPREAD_SD_REL], spreads[m.PROCESS_SPREAD_DF], strict=True)
-        )
+        + ", ".join(_sd_df(sd, df) for _, sd, df in spreads.itertuples(index=False))
     )
     drifts = frame[[m.RUN_ID, m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF]].drop_duplicates()
     print(
         "the runs' drift between runs (from the runs before each, tfscale.stats.drift): "
-        + ", ".join(
-            "-" if not isinstance(df, int | float) or math.isnan(df) else f"{sd:.1%} ({int(df)} df)"
-            for sd, df in zip(drifts[m.RUN_DRIFT_SD_REL], drifts[m.RUN_DRIFT_DF], strict=True)
-        )
+        + ", ".join(_sd_df(sd, df) for _, sd, df in drifts.itertuples(index=False))
     )
+
+
+def _sd_df(sd, df) -> str:
+    """ "12.4% (18 df)", or "-" for a run without the figure (empty: NaN or None)."""
+    return "-" if not isinstance(df, int | float) or math.isnan(df) else f"{sd:.1%} ({int(df)} df)"
 
 
 def main() -> int:
@@ -295,6 +305,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=0, help="K fresh runs of each config (0: simulated only)")
     parser.add_argument("--only", help="only configs of this model")
+    parser.add_argument("--repeats", type=int, help="processes per config instead of the quickstart's (auto)")
     parser.add_argument("--keep", help="results folder to keep the runs in (default: a temporary one)")
     parser.add_argument("--from", dest="kept", help="only evaluate runs kept before: their results/<suite> folder")
     args = parser.parse_args()
@@ -304,7 +315,7 @@ def main() -> int:
     simulated(args.trials)
     noise_scale(max(args.trials // 2, 100))
     if args.processes:
-        processes(args.processes, args.only, args.keep)
+        processes(args.processes, args.only, args.keep, args.repeats)
     return 0
 
 
