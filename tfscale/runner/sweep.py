@@ -148,7 +148,6 @@ def run_suite(
     pending = pending_specs(plan, folder, rerun_failed)
     echo.out(_start_line(plan, run_id, pending))
     chosen = _launcher(launcher, slurm, pending.specs, plan.suite.name, echo)
-    chosen.expect(pending.runs)  # before the environment: asking TensorFlow's view may start the first worker
     env = _environment(plan, pending.specs, chosen, echo)
     _drift(env, folder, run_id, echo)
     resume_command = shlex.join(_resume_command(suite_file, run_id, results_dir))
