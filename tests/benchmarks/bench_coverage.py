@@ -250,7 +250,7 @@ def report_coverage(suite_dir: Path) -> None:
         ]
         step = sum(hit)
         for h, df in zip(hit, rows[m.RUN_DRIFT_DF], strict=True):
-            key = "drift" if isinstance(df, int | float) and not math.isnan(df) else "no drift"
+            key = "drift" if _given(df) else "no drift"
             by_drift[key] = (by_drift[key][0] + h, by_drift[key][1] + 1)
         by_run = dict(zip(rows[m.RUN_ID], others, strict=True))
         own = [r for r in lines if r[m.CONFIG_ID] == config and r[m.STATUS] == m.STATUS_OK]
@@ -295,9 +295,14 @@ def report_coverage(suite_dir: Path) -> None:
     )
 
 
+def _given(value) -> bool:
+    """Whether a column holds a number (an empty one reads as NaN or None)."""
+    return isinstance(value, int | float) and not math.isnan(value)
+
+
 def _sd_df(sd, df) -> str:
-    """ "12.4% (18 df)", or "-" for a run without the figure (empty: NaN or None)."""
-    return "-" if not isinstance(df, int | float) or math.isnan(df) else f"{sd:.1%} ({int(df)} df)"
+    """The figure as "12.4% (18 df)", or "-" for a run without it."""
+    return f"{sd:.1%} ({int(df)} df)" if _given(df) else "-"
 
 
 def main() -> int:

@@ -212,13 +212,15 @@ def zygote(env: dict[str, str], log_path: Path) -> Zygote | None:
 
 def _this_round(env: dict[str, str], log_path: Path) -> Zygote:
     """The round's zygote: its spare if one was started and lives, else a fresh one, with the next round's spare
-    started beside it where the sweep has a next round. Why: a zygote's start is an import of TensorFlow (4.3 s
-    of the quickstart's first config and again at its second round here); two at once, while nothing is measured,
-    cost one. A spare is never started while a round's workers run: its import would share their cores."""
+    started beside it where the sweep has a next round. Why: a zygote's start is an import of TensorFlow (the
+    quickstart's first config and its second round's first spent 4.3 and 4.7 s outside their worker's phases here,
+    other mlp configs 0.3-0.4 s); two at once, while nothing is measured, cost one. A spare is never started while
+    a round's workers run: its import would share their cores."""
     spare = _SPARE.pop(_ROUND[0], None)
     if spare is not None and spare.alive:
         return spare
-    _stop([spare] if spare is not None else [])
+    if spare is not None:
+        spare.stop()
     fresh = Zygote(log_path, env)
     following = _ROUND[0] + 1
     try:
@@ -226,7 +228,9 @@ def _this_round(env: dict[str, str], log_path: Path) -> Zygote:
             _SPARE[following] = Zygote(log_path.with_name(f"{log_path.stem}-{following}{log_path.suffix}"), env)
         fresh.wait_ready()
     except (ZygoteError, OSError):
-        _stop([fresh, *([_SPARE.pop(following)] if following in _SPARE else [])])
+        fresh.stop()
+        if following in _SPARE:
+            _SPARE.pop(following).stop()
         raise
     if following in _SPARE:
         try:

@@ -49,10 +49,11 @@ class RunDrift:
         return self.sd_log
 
 
-def _log_variance(record: Mapping[str, Any]) -> float:
-    """The variance of a record's log median that its stated CI explains (0 without a CI)."""
+def step_log_variance(record: Mapping[str, Any], quantile: float = Z_975) -> float:
+    """The variance of a record's log median step time that its stated CI explains, the CI read as `quantile`
+    standard errors on each side (0 without a CI; stats.core.ci_log_variance)."""
     middle, low, high = (record.get(k) for k in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S))
-    return ci_log_variance(middle, low, high, Z_975)
+    return ci_log_variance(middle, low, high, quantile)
 
 
 def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
@@ -65,6 +66,6 @@ def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
             by_config.setdefault(record.get(m.CONFIG_ID), []).append(record)
             runs.add(record.get(m.RUN_ID))
     found = excess_spread(
-        [[(math.log(r[m.STEP_TIME_MEDIAN_S]), _log_variance(r)) for r in seen] for seen in by_config.values()]
+        [[(math.log(r[m.STEP_TIME_MEDIAN_S]), step_log_variance(r)) for r in seen] for seen in by_config.values()]
     )
     return None if found is None else RunDrift(found.sd, found.df, len(runs))

@@ -47,17 +47,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import (
-    CI_MIN_WINDOWS,
-    Z_975,
-    StepStats,
-    batch_count,
-    ci_log_variance,
-    excess_spread,
-    median,
-    t_975,
-)
-from tfscale.stats.drift import RunDrift
+from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, excess_spread, median, t_975
+from tfscale.stats.drift import RunDrift, step_log_variance
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
 
@@ -143,8 +134,7 @@ def _within_variance(line: Mapping[str, Any]) -> float:
     contain the true median 0.916 of the time, 0.953 with the t quantile (680 configs each)."""
     windows = line.get(m.SAMPLES)
     quantile = t_975(batch_count(windows) - 1) if isinstance(windows, int) and windows >= CI_MIN_WINDOWS else Z_975
-    middle, low, high = (line.get(k) for k in (m.STEP_TIME_MEDIAN_S, m.STEP_TIME_CI95_LOW_S, m.STEP_TIME_CI95_HIGH_S))
-    return ci_log_variance(middle, low, high, quantile)
+    return step_log_variance(line, quantile)
 
 
 def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> ProcessSpread | None:
