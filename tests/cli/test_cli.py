@@ -31,7 +31,9 @@ def test_version_and_help(runner):
 
 def test_plan_prints_table_and_count(runner, tmp_path):
     suite = write(
-        tmp_path, "name: demo\nmatrix:\n  strategy: [mirrored, central_storage]\n  devices_per_node: [1, 4]\n"
+        tmp_path,
+        "name: demo\ndefaults: {repeats: 1}\n"
+        "matrix:\n  strategy: [mirrored, central_storage]\n  devices_per_node: [1, 4]\n",
     )
     result = runner.invoke(cli, ["plan", suite])
     assert result.exit_code == 0, result.output

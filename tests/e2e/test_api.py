@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = {
     "name": "api",
-    "defaults": {"model_size": "tiny", "batch_size": 16, "steps": 6, "warmup_steps": 2, "timeout_s": 120},
+    "defaults": {"repeats": 1, "model_size": "tiny", "batch_size": 16, "steps": 6, "warmup_steps": 2, "timeout_s": 120},
     "matrix": {"model": ["mlp"], "strategy": ["one_device", "mirrored"], "devices_per_node": [1, 2]},
     "exclude": [{"strategy": "one_device", "devices_per_node": 2}],
 }

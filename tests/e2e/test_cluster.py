@@ -21,7 +21,7 @@ SUPPORT = Path(__file__).resolve().parent / "support"
 SUITE = """
 name: clusters
 device: cpu
-defaults: {model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
+defaults: {repeats: 1, model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
 matrix:
   strategy: [multi_worker_mirrored, parameter_server]
   nodes: [1, 2]
@@ -100,7 +100,7 @@ def cluster_spec(text: str, tmp_path: Path):
 
 def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
     spec = cluster_spec(
-        "name: p\ndefaults: {model_size: tiny, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+        "name: p\ndefaults: {repeats: 1, model_size: tiny, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
         tmp_path,
     )
@@ -131,7 +131,7 @@ def test_a_taken_port_makes_the_launcher_pick_again(tmp_path, monkeypatch):
 
 def test_a_failing_rank_fails_the_config_and_stops_its_peers(tmp_path):
     spec = cluster_spec(
-        "name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120}\n"
+        "name: p\ndefaults: {repeats: 1, steps: 2, warmup_steps: 1, timeout_s: 120}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
         "models: {m: {entry: 'user_models:fails_on_worker_1'}}\n",
         tmp_path,
@@ -149,7 +149,8 @@ def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path, mo
     # worker forked by the zygote would be serving by then).
     monkeypatch.setenv(contract.WORKER_START_ENV, contract.WORKER_START_EXEC)
     spec = cluster_spec(
-        "name: p\ndefaults: {model_size: tiny, timeout_s: 2}\nmatrix: {strategy: [parameter_server], nodes: [2]}\n",
+        "name: p\ndefaults: {repeats: 1, model_size: tiny, timeout_s: 2}\n"
+        "matrix: {strategy: [parameter_server], nodes: [2]}\n",
         tmp_path,
     )
     record = run_config(spec, tmp_path / "run", "r")
@@ -164,7 +165,7 @@ def test_a_cluster_past_its_timeout_is_stopped_with_each_task_phase(tmp_path, mo
 def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_path, monkeypatch):
     monkeypatch.setenv(contract.WORKER_START_ENV, contract.WORKER_START_EXEC)  # as above: not formed within 1 s
     spec = cluster_spec(
-        "name: p\ndefaults: {model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
+        "name: p\ndefaults: {repeats: 1, model_size: tiny, timeout_s: 120, startup_timeout_s: 1}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
         tmp_path,
     )
@@ -180,7 +181,7 @@ def test_a_cluster_that_does_not_form_is_stopped_at_the_startup_deadline(tmp_pat
 
 def test_a_trainer_that_stops_making_progress_stops_the_cluster(tmp_path):
     spec = cluster_spec(
-        "name: p\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 120, stall_timeout_s: 3}\n"
+        "name: p\ndefaults: {repeats: 1, steps: 2, warmup_steps: 1, timeout_s: 120, stall_timeout_s: 3}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
         "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 30}}}\n",
         tmp_path,

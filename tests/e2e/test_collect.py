@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: launched
-defaults: {model_size: tiny, batch_size: 16, steps: 20, warmup_steps: 2, timeout_s: 120}
+defaults: {repeats: 1, model_size: tiny, batch_size: 16, steps: 20, warmup_steps: 2, timeout_s: 120}
 matrix:
   model: [mlp]
   strategy: [multi_worker_mirrored]

@@ -43,7 +43,7 @@ def test_profiled_config_reads_collective_time_from_its_trace(runner, tmp_path):
     run, [record] = run_profiled(
         runner,
         tmp_path,
-        "name: p\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
+        "name: p\ndefaults: {repeats: 1, model_size: tiny, steps: 6, warmup_steps: 2, profile: true, "
         "profile_steps: 2}\nmatrix: {strategy: [mirrored], devices_per_node: [2]}\n",
     )
     assert record["trace_error"] is None
@@ -60,7 +60,7 @@ def test_profile_in_model_parallel_modes_keeps_the_trace_and_reads_dtensor_colle
     run, (pipeline, tensor) = run_profiled(
         runner,
         tmp_path,
-        "name: p\ndefaults: {model_size: tiny, steps: 4, warmup_steps: 1, profile: true, profile_steps: 2, "
+        "name: p\ndefaults: {repeats: 1, model_size: tiny, steps: 4, warmup_steps: 1, profile: true, profile_steps: 2, "
         "devices_per_node: 2, micro_batches: 2, telemetry_hz: 0}\nmatrix: {parallelism: [pipeline, tensor]}\n",
     )
     for record in (pipeline, tensor):

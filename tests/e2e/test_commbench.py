@@ -58,7 +58,7 @@ def test_commbench_prints_and_stores_the_size_table(runner, tmp_path, args, repl
 def test_suite_commbench_gives_each_record_the_model_prediction(runner, tmp_path):
     suite = tmp_path / "cb.yaml"
     suite.write_text(
-        "name: cb\ndefaults: {model_size: tiny, steps: 6, warmup_steps: 2, timeout_s: 120}\n"
+        "name: cb\ndefaults: {repeats: 1, model_size: tiny, steps: 6, warmup_steps: 2, timeout_s: 120}\n"
         "commbench: {max_bytes: 65536, iters: 3, warmup: 1}\n"
         "matrix: {strategy: [mirrored], devices_per_node: [1, 2]}\n"
     )

@@ -16,7 +16,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: faults
-defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+defaults: {repeats: 1,
+           model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
 matrix:
   strategy: [one_device, mirrored]
   devices_per_node: [1, 2, 4]
@@ -101,7 +102,7 @@ def long_mwms_run(tmp_path: Path, strategy: str = "multi_worker_mirrored") -> su
     """A 2-worker MultiWorkerMirrored (or ParameterServer) config of many steps, started through the CLI; returns
     once its trainer times its steps."""
     (tmp_path / "k.yaml").write_text(
-        "name: k\ndefaults: {model_size: small, steps: 400, warmup_steps: 1, "
+        "name: k\ndefaults: {repeats: 1, model_size: small, steps: 400, warmup_steps: 1, "
         "timeout_s: 120, comm_breakdown: false}\n"
         f"matrix: {{strategy: [{strategy}], nodes: [2]}}\n"
     )
@@ -163,7 +164,8 @@ def test_kill_9_of_tfscale_itself_takes_every_worker_and_server_with_it(tmp_path
 
 TEN = """
 name: ten
-defaults: {model_size: tiny, batch_size: 8, steps: 10, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+defaults: {repeats: 1,
+           model_size: tiny, batch_size: 8, steps: 10, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
 matrix:
   model: [mlp]
   strategy: [one_device, mirrored, central_storage]

@@ -11,7 +11,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tf]
 
 def spec_of(model: str, size: str, **axes):
     extra = "".join(f", {k}: {v}" for k, v in axes.items())
-    text = f"name: f\ndefaults: {{model: {model}, model_size: {size}{extra}}}\nmatrix: {{batch_size: [8]}}\n"
+    text = (
+        f"name: f\ndefaults: {{repeats: 1, model: {model}, model_size: {size}{extra}}}\nmatrix: {{batch_size: [8]}}\n"
+    )
     return expand(parse_suite(text, "f.yaml")).specs[0]
 
 

@@ -36,7 +36,8 @@ def test_the_in_step_noise_scale_is_within_20_percent_of_the_per_example_referen
 TEACHER = """
 name: teacher
 device: cpu
-defaults: {model_size: tiny, batch_size: 32, max_measure_s: 1.0, max_warmup_s: 0.5, telemetry_hz: 0, task: teacher,
+defaults: {repeats: 1,
+           model_size: tiny, batch_size: 32, max_measure_s: 1.0, max_warmup_s: 0.5, telemetry_hz: 0, task: teacher,
            timeout_s: 180}
 include:
   - {model: mlp, strategy: one_device}
@@ -110,7 +111,7 @@ def test_teacher_records_carry_the_noise_scale_efficiency_and_goodput(tmp_path):
 ONE_WARMUP_STEP = """
 name: one-warmup-step
 device: cpu
-defaults: {model_size: tiny, task: teacher, telemetry_hz: 0, comm_breakdown: false, timeout_s: 180}
+defaults: {repeats: 1, model_size: tiny, task: teacher, telemetry_hz: 0, comm_breakdown: false, timeout_s: 180}
 include:
   - {model: mlp, strategy: mirrored, devices_per_node: 2, warmup_steps: 1, window_steps: 4, steps: 48}
 """

@@ -27,7 +27,8 @@ def test_a_run_with_hostile_paths_and_model_arguments_executes_nothing(runner, t
     suite.write_text(
         "name: hostile\n"
         f"description: {json.dumps(labels[6])}\n"  # </script><script>alert(1)</script>
-        "defaults: {model_size: tiny, batch_size: 8, steps: 4, warmup_steps: 1, timeout_s: 120, telemetry_hz: 0}\n"
+        "defaults: {repeats: 1, model_size: tiny, batch_size: 8, steps: 4, warmup_steps: 1, timeout_s: 120,\n"
+        "           telemetry_hz: 0}\n"
         "matrix: {model: [m], strategy: [one_device]}\n"
         f"models: {{m: {{entry: 'user_models:labelled_regressor', args: {{labels: {json.dumps(labels)}}}}}}}\n"
     )

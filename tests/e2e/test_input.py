@@ -27,7 +27,10 @@ from .support import workers_left
 pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 SUPPORT = Path(__file__).parent / "support"
 
-QUICK = "{model_size: tiny, batch_size: 16, max_measure_s: 0.4, max_warmup_s: 0.4, telemetry_hz: 0, timeout_s: 180}"
+QUICK = (
+    "{repeats: 1, model_size: tiny, batch_size: 16, max_measure_s: 0.4, max_warmup_s: 0.4, telemetry_hz: 0, "
+    "timeout_s: 180}"
+)
 
 EVERY_STRATEGY = f"""
 name: files
@@ -139,7 +142,8 @@ def free_ports(count: int) -> list[int]:
 
 def test_two_multi_worker_mirrored_workers_read_each_example_once_per_epoch(tmp_path):
     text = (
-        "name: shards\ndevice: cpu\ndefaults: {model_size: tiny, batch_size: 8, data: files, data_examples: 300, "
+        "name: shards\ndevice: cpu\ndefaults: {repeats: 1, model_size: tiny, batch_size: 8, data: files, "
+        "data_examples: 300, "
         "data_shards: 6}\ninclude: [{model: mlp, strategy: multi_worker_mirrored, nodes: 2}]\n"
     )
     [spec] = expand(parse_suite(text, "shards.yaml")).specs

@@ -56,7 +56,7 @@ def test_model_parallel_mode_matches_the_single_device_loss_and_splits_the_weigh
 SUITE = """
 name: modes
 device: cpu
-defaults: {strategy: mirrored, model_size: small, batch_size: 16, steps: 3, warmup_steps: 1, comm_steps: 2,
+defaults: {repeats: 1, strategy: mirrored, model_size: small, batch_size: 16, steps: 3, warmup_steps: 1, comm_steps: 2,
            timeout_s: 240, telemetry_hz: 0}
 matrix:  # the mlp only: each mode's transformer trains in the checks above; here the CLI, records and report
   model: [mlp]

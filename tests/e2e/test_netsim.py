@@ -32,7 +32,8 @@ pytestmark = [
 SUITE = """
 name: netsim
 device: cpu
-defaults: {model: mlp, model_size: small, strategy: multi_worker_mirrored, nodes: 2, batch_size: 16, steps: 3,
+defaults: {repeats: 1,
+           model: mlp, model_size: small, strategy: multi_worker_mirrored, nodes: 2, batch_size: 16, steps: 3,
            warmup_steps: 1, comm_steps: 2, timeout_s: 150, telemetry_hz: 0}
 matrix:
   network_link: [null, 100mbit]

@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: ops
-defaults: {model: mlp, model_size: medium, strategy: one_device, profile: true, profile_steps: 5,
+defaults: {repeats: 1, model: mlp, model_size: medium, strategy: one_device, profile: true, profile_steps: 5,
            steps: 10, warmup_steps: 3, timeout_s: 300}
 matrix: {batch_size: [64]}
 """

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 AUTO_SUITE = """
 name: auto
 device: cpu
-defaults: {model_size: tiny, batch_size: 16, max_measure_s: 1.5, max_warmup_s: 1.0, min_window_s: 0.02,
+defaults: {repeats: 1, model_size: tiny, batch_size: 16, max_measure_s: 1.5, max_warmup_s: 1.0, min_window_s: 0.02,
            timeout_s: 120}
 matrix:
   model: [mlp]

@@ -24,7 +24,7 @@ SUPPORT = Path(__file__).resolve().parent / "support"
 SUITE = """
 name: e2e
 device: cpu
-defaults: {model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
+defaults: {repeats: 1, model_size: tiny, batch_size: 16, steps: 6, warmup_steps: 2, timeout_s: 120}
 matrix:
   model: [mlp, regressor]
   strategy: [one_device, mirrored]
@@ -195,7 +195,7 @@ def test_load_results_reads_the_run(sweep):
 FAILING = """
 name: failing
 device: cpu
-defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, timeout_s: 60}
+defaults: {repeats: 1, model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, timeout_s: 60}
 matrix:
   model: [crashes, raises, mlp, hangs]
 include:

@@ -28,7 +28,7 @@ pytestmark = [
 SUITE = """
 name: onslurm
 device: cpu
-defaults: {model_size: tiny, batch_size: 16, steps: 4, warmup_steps: 1, comm_steps: 2, timeout_s: 150,
+defaults: {repeats: 1, model_size: tiny, batch_size: 16, steps: 4, warmup_steps: 1, comm_steps: 2, timeout_s: 150,
            telemetry_hz: 0}
 matrix:
   strategy: [one_device]
@@ -131,7 +131,7 @@ def test_cancelled_and_timed_out_steps_become_records_and_the_sweep_goes_on(one_
     (tmp_path / "f.yaml").write_text("""
 name: faults
 device: cpu
-defaults: {model_size: tiny, batch_size: 8, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+defaults: {repeats: 1, model_size: tiny, batch_size: 8, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
 include:
   - {strategy: one_device, batch_size: 9, steps: 100000, timeout_s: 300}
   - {strategy: one_device, batch_size: 10, steps: 100000, timeout_s: 12}
@@ -252,7 +252,8 @@ def test_what_a_killed_test_session_left_is_removed_before_a_two_node_cluster_st
 def test_a_trainer_silent_under_slurm_gets_its_step_cancelled(one_node, tmp_path):
     (tmp_path / "user_models.py").write_text((Path(__file__).parent / "support" / "user_models.py").read_text())
     (tmp_path / "z.yaml").write_text(
-        "name: stall\ndefaults: {steps: 2, warmup_steps: 1, timeout_s: 150, stall_timeout_s: 3, telemetry_hz: 0}\n"
+        "name: stall\ndefaults: {repeats: 1, steps: 2, warmup_steps: 1, timeout_s: 150, stall_timeout_s: 3,\n"
+        "           telemetry_hz: 0}\n"
         "matrix: {strategy: [multi_worker_mirrored], nodes: [2], model: [m]}\n"
         "models: {m: {entry: 'user_models:sleepy_regressor', args: {sleep_s: 60}}}\n"
     )

@@ -20,9 +20,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers, pytest.mark.tf]
 
 
 def spec_of(text):
-    return expand(parse_suite("name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1}\n" + text, "s")).specs[
-        0
-    ]
+    return expand(
+        parse_suite("name: s\ndefaults: {repeats: 1, model_size: tiny, steps: 3, warmup_steps: 1}\n" + text, "s")
+    ).specs[0]
 
 
 def srun_env(procid, tasks, nodelist, tasks_per_node):
@@ -101,7 +101,7 @@ def test_an_emitted_job_step_trains_as_srun_would_start_it(tmp_path):
     """Two tasks on one "node" (localhost), started with the variables srun gives each rank."""
     plan = expand(
         parse_suite(
-            "name: s\ndefaults: {model_size: tiny, steps: 3, warmup_steps: 1, timeout_s: 120}\n"
+            "name: s\ndefaults: {repeats: 1, model_size: tiny, steps: 3, warmup_steps: 1, timeout_s: 120}\n"
             "matrix: {strategy: [multi_worker_mirrored], nodes: [2]}\n",
             "s",
         )

@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.workers]
 
 SUITE = """
 name: z
-defaults: {model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
+defaults: {repeats: 1,
+           model_size: tiny, batch_size: 8, steps: 3, warmup_steps: 1, comm_breakdown: false, telemetry_hz: 0}
 include: [{strategy: mirrored, devices_per_node: 2}]
 """
 

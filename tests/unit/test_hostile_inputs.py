@@ -25,7 +25,7 @@ from tfscale.untrusted import is_name, unsafe_character
 from .hostile_strings import HOSTILE, MARKUP, hostile, hostile_run
 
 SUITE = """name: h
-defaults: {{model_size: tiny, timeout_s: 120}}
+defaults: {{model_size: tiny, timeout_s: 120, repeats: 1}}
 matrix: {{strategy: [multi_worker_mirrored, parameter_server], nodes: [2]}}
 include: [{{strategy: one_device}}]
 {extra}"""

@@ -18,7 +18,7 @@ from tfscale.suite.suitefile import parse_suite
 
 SUITE = """
 name: lt
-defaults: {model_size: tiny, timeout_s: 300}
+defaults: {model_size: tiny, timeout_s: 300, repeats: 1}
 matrix:
   strategy: [multi_worker_mirrored, parameter_server]
   nodes: [2]
@@ -27,7 +27,7 @@ include: [{strategy: mirrored, devices_per_node: 2}]
 GPU_SUITE = """
 name: lt
 device: gpu
-defaults: {model_size: tiny, timeout_s: 300}
+defaults: {model_size: tiny, timeout_s: 300, repeats: 1}
 matrix:
   strategy: [multi_worker_mirrored]
   nodes: [2]

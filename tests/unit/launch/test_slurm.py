@@ -18,7 +18,7 @@ SPECS = expand(
     parse_suite(
         """
 name: s
-defaults: {timeout_s: 61}
+defaults: {timeout_s: 61, repeats: 1}
 matrix: {strategy: [one_device]}
 include:
   - {strategy: multi_worker_mirrored, nodes: 4}
@@ -83,7 +83,7 @@ GPU_SPECS = expand(
         """
 name: g
 device: gpu
-defaults: {timeout_s: 61}
+defaults: {timeout_s: 61, repeats: 1}
 matrix: {strategy: [mirrored], devices_per_node: [8]}
 include:
   - {strategy: multi_worker_mirrored, nodes: 2, devices_per_node: 4}

@@ -21,7 +21,7 @@ kubernetes_client = pytest.importorskip("kubernetes.client")
 SUITE = """
 name: k8s
 device: {device}
-defaults: {{model_size: tiny, timeout_s: 300}}
+defaults: {{model_size: tiny, timeout_s: 300, repeats: 1}}
 matrix:
   strategy: [multi_worker_mirrored]
   nodes: [2]

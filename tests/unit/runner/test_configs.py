@@ -7,7 +7,9 @@ from tfscale.suite.suitefile import parse_suite
 
 
 def test_rerun_failed_keeps_records_of_configs_the_suite_no_longer_has(tmp_path):
-    plan = expand(parse_suite("name: s\nmatrix: {strategy: [mirrored], devices_per_node: [1, 2]}\n", "s"))
+    plan = expand(
+        parse_suite("name: s\ndefaults: {repeats: 1}\nmatrix: {strategy: [mirrored], devices_per_node: [1, 2]}\n", "s")
+    )
     one, two = (s.config_id for s in plan.specs)
     path = tmp_path / "records.jsonl"
     for cid, status in ((one, "ok"), (two, "failed"), ("gone00000000", "failed")):

@@ -67,6 +67,9 @@ def test_without_1_or_2_device_configs_processes_go_round_the_configs():
     assert repeats_of(text) == [("mlp", "mirrored", 4, 3), ("cnn", "mirrored", 4, 2)]
 
 
-def test_a_suite_without_auto_is_unchanged():
-    text = "name: s\nmatrix: {model: [mlp], strategy: [one_device]}\n"
-    assert repeats_of(text) == [("mlp", "one_device", 1, 1)]
+def test_auto_is_the_default_and_a_number_turns_it_off():
+    text = "name: s\nmatrix: {model: [mlp], strategy: [mirrored], devices_per_node: [1, 2, 4]}\n"
+    probes = [("mlp", "mirrored", 1, 3), ("mlp", "mirrored", 2, 2), ("mlp", "mirrored", 4, 1)]
+    assert repeats_of(text) == probes  # the first probe's third process brings the run to 3 degrees of freedom
+    once = text.replace("name: s\n", "name: s\ndefaults: {repeats: 1}\n")
+    assert repeats_of(once) == [(model, strategy, n, 1) for model, strategy, n, _ in probes]

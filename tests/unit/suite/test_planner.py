@@ -243,7 +243,7 @@ def test_plan_rows():
             "jit": "off",
             "opt": "sgd",
             "data": "synthetic",
-            "steps": "auto+auto",
+            "steps": "auto+auto x4",  # repeats: auto (the default) runs a lone config in 4 processes
             "timeout_s": "600",
         }
     ]
@@ -312,7 +312,7 @@ def test_runspec_fields_are_exactly_the_axes_and_settings():
 
 def test_the_plan_shows_how_many_processes_a_config_runs_in():
     plan = expand(parse_suite("name: s\ninclude:\n  - {model: mlp, repeats: 3}\n  - {model: cnn}\n", "s"))
-    assert [row["steps"] for row in plan_rows(plan)] == ["auto+auto x3", "auto+auto"]
+    assert [row["steps"] for row in plan_rows(plan)] == ["auto+auto x3", "auto+auto x2"]  # cnn: auto's probe
 
 
 def test_the_data_axis_keeps_existing_ids_and_blanks_the_pipeline_settings_of_synthetic_data():
@@ -373,7 +373,7 @@ def test_a_suite_naming_too_many_configs_is_refused_before_expanding():
 def test_a_plan_without_repeats_notes_that_no_ci_will_cover_the_spread_between_processes():
     from tfscale.suite.planview import SPREAD_NOTE, spread_note
 
-    once = "name: s\nmatrix: {model: [mlp], strategy: [one_device, mirrored]}\n"
+    once = "name: s\ndefaults: {repeats: 1}\nmatrix: {model: [mlp], strategy: [one_device, mirrored]}\n"
     assert spread_note(plan_of(once)) == SPREAD_NOTE
     twice = once + "include:\n  - {model: mlp, strategy: mirrored, devices_per_node: 2, repeats: 2}\n"
     assert spread_note(plan_of(twice)) is None
@@ -391,7 +391,7 @@ include:
         plan_of(text)
     one_device = plan_of(text.split("  - {model: mlp, strategy: one_device")[0]).specs[0].config_id
     assert str(error.value) == (
-        f"s.yaml: include[1] is config {one_device} of matrix again with other settings (repeats: 1 vs 5): "
+        f"s.yaml: include[1] is config {one_device} of matrix again with other settings (repeats: 'auto' vs 5): "
         "exclude it from the matrix, or give it once"
     )
     assert plan_of(text.split("  - {model: mlp, strategy: one_device")[0]).duplicates == 1  # the same: collapsed
