@@ -120,6 +120,10 @@ defaults: {model_size: tiny, batch_size: 16, repeats: 2, steps: 20, warmup_steps
 matrix:
   model: [mlp]
   strategy: [one_device, mirrored]
+  devices_per_node: [1, 2]
+exclude:
+  - {strategy: one_device, devices_per_node: 2}
+  - {strategy: mirrored, devices_per_node: 1}
 """
 
 
@@ -147,5 +151,12 @@ def test_repeats_run_interleaved_fresh_processes_combined_into_one_record(tmp_pa
         assert record["step_time_ci95_low_s"] <= record["step_time_median_s"] <= record["step_time_ci95_high_s"]
         assert record["samples"] == sum(r["samples"] for r in mine)
         assert record["timed_steps"] == 2 * 20  # steps: 20 in each process, in windows that divide it
+    # the second process skips the communication breakdown and the FLOPs count: the record keeps the first's
+    first, later = [r for r in lines if r["strategy"] == "mirrored"]
+    assert first["comm_method"] and first["flops_per_step"] and first["comm_time_isolated_s"]
+    assert (later["comm_method"], later["flops_per_step"], later["comm_time_isolated_s"]) == (None, None, None)
+    [mirrored] = frame[frame["strategy"] == "mirrored"].to_dict("records")
+    kept = ("comm_method", "comm_time_isolated_s", "flops_per_step", "peak_memory_bytes")
+    assert [mirrored[key] for key in kept] == [first[key] for key in kept]
     html = (tmp_path / "reports" / "rep.html").read_text()
     assert "2 config(s): its 2 processes&#x27; windows and the spread between fresh processes" in html

@@ -45,7 +45,7 @@ from tfscale.store.records import (
 )
 from tfscale.store.runfolder import describe_run
 from tfscale.suite.planner import Plan
-from tfscale.suite.spec import SPEC_FIELDS, RunSpec
+from tfscale.suite.spec import SPEC_FIELDS, TIMING_ONLY, RunSpec
 
 
 @dataclass
@@ -107,7 +107,9 @@ def run_config(
     failed, timeout or skipped) for process `repeat` of its `spec.repeats`."""
     launcher = launcher or LocalLauncher()
     name = contract.process_name(spec.config_id, repeat)
-    if spec.profile:  # each task traces into its own folder below this one
+    if repeat > 0:  # the config's record takes all but the step time from repeat 0 (RunSpec.timing_only)
+        spec = dataclasses.replace(spec, extra={**spec.extra, TIMING_ONLY: True})
+    elif spec.profile:  # each task traces into its own folder below this one
         spec = dataclasses.replace(spec, extra={**spec.extra, "trace_dir": str(folder / "traces" / name)})
     record = base_record(spec, run_id) | {m.STARTED_AT: _now(), m.LAUNCHER: launcher.name, m.REPEAT: repeat}
     reason = launcher.unavailable(spec)

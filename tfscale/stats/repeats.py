@@ -14,8 +14,12 @@ How the lines combine (all ok):
   processes; ci_half_width_rel and ci_met follow from it, ci_covers says so.
 - mean, p10, p90 and MAD: of all windows together; timed_steps, samples and duration_s: sums; throughput: from the
   combined median.
-- every other column (memory, communication, telemetry...): from the process whose median is the median one (the
-  lower middle one for an even count), so those figures all come from one real process.
+- every other column (memory, communication, FLOPs, telemetry...): from the first process (repeat 0), so those
+  figures all come from one real process. The later ones skip the extra measurements after their timed windows
+  (communication breakdown, profile, FLOPs count: contract.TIMING_ONLY), which only the first one's record would
+  keep: the quickstart's six second processes took 18.1 and 19.4 s so, against 23.9 and 24.7 s (two runs each side,
+  alternating). Until 2026-12-07 these columns were the median
+  process's (the lower middle one for an even count), and every process measured them.
 A process that did not end ok makes the config's record that process's (its status and reason, naming the repeat).
 
 The spread between processes, for every config of a run (`run_process_spread`): where some configs of a run ran
@@ -204,18 +208,17 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
         return {**first, m.REASON: f"repeat {first.get(m.REPEAT) or 0} of {len(lines)}: {why}", m.REPEAT: None}
     groups = [list(r[m.STEP_TIMES_S]) for r in lines]
     medians = [median(group) for group in groups]
-    order = sorted(range(len(lines)), key=lambda i: medians[i])
-    middle = lines[order[(len(lines) - 1) // 2]]
+    first = lines[0]  # the process that measured every column (the module docstring)
     pooled = [value for group in groups for value in group]
     stats = StepStats.from_samples(pooled)
     combined = median_of(groups)  # the statistic the bootstrap below resamples: the median of the process medians
-    drift = drift_of(middle)  # every line of a run carries the same
+    drift = drift_of(first)  # every line of a run carries the same
     interval = of_median(groups, tuple(part for part in (spread, drift) if part is not None))
     low, high = (None, None) if interval is None else (interval.low, interval.high)
-    precision = Precision.of_interval(combined, low, high, len(pooled), middle.get(m.CI_TARGET))
-    throughput = middle[m.GLOBAL_BATCH_SIZE] / combined
+    precision = Precision.of_interval(combined, low, high, len(pooled), first.get(m.CI_TARGET))
+    throughput = first[m.GLOBAL_BATCH_SIZE] / combined
     return {
-        **middle,
+        **first,
         m.REPEAT: None,
         m.STEP_TIMES_S: pooled,
         m.REPEAT_SAMPLES: [len(group) for group in groups],
@@ -233,7 +236,7 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
         **_spread_columns(spread),
         m.TIMED_STEPS: sum(r.get(m.TIMED_STEPS) or 0 for r in lines),
         m.THROUGHPUT_EXAMPLES_PER_S: throughput,
-        m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / middle[m.REPLICAS] if middle.get(m.REPLICAS) else None,
+        m.THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S: throughput / first[m.REPLICAS] if first.get(m.REPLICAS) else None,
         m.DURATION_S: sum(r.get(m.DURATION_S) or 0.0 for r in lines),
         m.STARTED_AT: min(r.get(m.STARTED_AT) or "" for r in lines) or None,
         m.FINISHED_AT: max(r.get(m.FINISHED_AT) or "" for r in lines) or None,

@@ -15,6 +15,8 @@ from tfscale.axes import AXES, SETTINGS, STRATEGIES, replicas_of
 from tfscale.labels import mode_label
 from tfscale.suite.linkrate import parse_rate
 
+TIMING_ONLY = "timing_only"  # the spec.extra key of RunSpec.timing_only, set by runner.configs.run_config
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -80,6 +82,13 @@ class RunSpec:
     # folder of the suite file: user-model modules are imported from there
     suite_dir: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # room for later capabilities' options
+
+    @property
+    def timing_only(self) -> bool:
+        """Whether this process of the config (its repeat > 0) skips the extra measurements after its timed windows
+        (communication breakdown, profile, FLOPs count): a config's record takes every column but the step time's
+        from its repeat 0 (tfscale.stats.repeats), so a later process's would be thrown away."""
+        return bool(self.extra.get(TIMING_ONLY))
 
     @property
     def devices(self) -> int:

@@ -93,8 +93,8 @@ def run_training(spec: RunSpec, task_name: str) -> dict[str, Any]:
     if trainer.columns is not None:
         loop.extra.update(trainer.columns(loop))
     record = measurements(spec, loop, trainer, peak) | energy
-    if task_name != first_trainer(spec).name:  # every rank would count the same graph; the merge keeps rank 0's
-        return record
+    if task_name != first_trainer(spec).name or spec.timing_only:  # every rank would count the same graph; the
+        return record  # merge keeps rank 0's. A later process of a config: its record keeps repeat 0's
     # Last: it builds a copy of the model on the CPU, which must not count in the memory figures read above.
     return record | flops_columns(spec, trainer.replicas)
 

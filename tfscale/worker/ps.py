@@ -124,7 +124,7 @@ class Chief:
             extra |= self.files.columns
             if self.files.measured:
                 extra |= self.input_figures(loop, extra[m.THROUGHPUT_EXAMPLES_PER_S])
-        if self.spec.comm_breakdown:
+        if self.spec.comm_breakdown and not self.spec.timing_only:
             extra |= pull_and_push(self.coordinator, self.built, self.workers, self.spec.comm_steps)
         return extra
 

@@ -107,7 +107,7 @@ def trainer(spec: RunSpec, task_name: str) -> Trainer:
             found |= noise_columns(probe.noise, halves=replicas == 1, every=spec.grad_noise_every, loop=loop)
         if files is not None and files.measured:
             found |= input_figures(built, files, make_step, sync, loop)
-        if not spec.comm_breakdown or replicas < 2:
+        if not spec.comm_breakdown or replicas < 2 or spec.timing_only:
             return found
         if spec.jit and spec.device == "cpu":
             return found | {m.COMM_METHOD: JIT_NOT_MEASURED}
