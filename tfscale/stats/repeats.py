@@ -16,10 +16,10 @@ How the lines combine (all ok):
   combined median.
 - every other column (memory, communication, FLOPs, telemetry...): from the first process (repeat 0), so those
   figures all come from one real process. The later ones skip the extra measurements after their timed windows
-  (communication breakdown, profile, FLOPs count: contract.TIMING_ONLY), which only the first one's record would
+  (communication breakdown, profile, FLOPs count: RunSpec.timing_only), which only the first one's record would
   keep: the quickstart's six second processes took 18.1 and 19.4 s so, against 23.9 and 24.7 s (two runs each side,
-  alternating). Until 2026-12-07 these columns were the median
-  process's (the lower middle one for an even count), and every process measured them.
+  alternating). Until 2026-12-07 these columns were the median process's (the lower middle one for an even
+  count), and every process measured them.
 A process that did not end ok makes the config's record that process's (its status and reason, naming the repeat).
 
 The spread between processes, for every config of a run (`run_process_spread`): where some configs of a run ran
