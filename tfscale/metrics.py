@@ -120,6 +120,9 @@ GRAD_NOISE_SCALE = column("grad_noise_scale", NUMBER, "examples, B_simple = tr(S
 GRAD_NOISE_SCALE_CI95_HIGH = column("grad_noise_scale_ci95_high", NUMBER, "examples, 95 % CI; empty with the low end set: unbounded", STORED)
 GRAD_NOISE_SCALE_CI95_LOW = column("grad_noise_scale_ci95_low", NUMBER, "examples, 95 % CI (Fieller), empty below 8 windows", STORED)
 HOST = column("host", TEXT, "host name the worker ran on", STORED)
+HISTORY_SPREAD_DF = column("history_spread_df", COUNT, "int, degrees of freedom of history_spread_sd_rel (processes - 1, summed)", STORED)
+HISTORY_SPREAD_RUNS = column("history_spread_runs", COUNT, "int, earlier runs of the suite on this host history_spread_sd_rel was pooled over", STORED)
+HISTORY_SPREAD_SD_REL = column("history_spread_sd_rel", NUMBER, "log-sd of process medians beyond noise in the suite's earlier runs on this host (repeats); pooled into process_spread_sd_rel", STORED)
 HOST_CPU_UTIL_MEAN_PCT = column("host_cpu_util_mean_pct", NUMBER, "%, mean system-wide CPU use (psutil) over the samples", STORED)
 HOST_RSS_PEAK_BYTES = column("host_rss_peak_bytes", NUMBER, "bytes, worker process peak resident set (VmHWM)", STORED)
 INPUT_BOUND = column("input_bound", FLAG, "bool, data files: input_wait_time_s > 10 % of the step and its CI above 0", STORED)
@@ -178,8 +181,8 @@ PORT_RETRIES = column("port_retries", COUNT, "cluster relaunches on fresh ports 
 PRECISION = column("precision", AXIS, "float32|mixed_bfloat16|mixed_float16", STORED)
 PREFETCH = column("prefetch", AXIS, "data files: batches prefetched, or auto (AUTOTUNE); 0: none", STORED)
 PRICE_PER_DEVICE_HOUR = column("price_per_device_hour", AXIS, "the suite's price of one device for one hour (any currency)", STORED)
-PROCESS_SPREAD_DF = column("process_spread_df", COUNT, "int, degrees of freedom of process_spread_sd_rel (processes - 1, summed)", STORED)
-PROCESS_SPREAD_SD_REL = column("process_spread_sd_rel", NUMBER, "log-sd of process medians beyond noise, pooled over a run (repeats)", STORED)
+PROCESS_SPREAD_DF = column("process_spread_df", COUNT, "int, degrees of freedom of process_spread_sd_rel (processes - 1, summed over the run and its history)", STORED)
+PROCESS_SPREAD_SD_REL = column("process_spread_sd_rel", NUMBER, "log-sd of process medians beyond noise, pooled over a run (repeats) and history_spread_sd_rel", STORED)
 RANK_CPU_AFFINITY = column("rank_cpu_affinity", TEXTS, "list, each training rank's allowed CPUs (sched_getaffinity, as \"0-7,16\")", STORED)
 RANK_GPU_UUIDS = column("rank_gpu_uuids", OBJECT, "list, each training rank's GPUs by NVML UUID (empty list on CPU)", STORED)
 RANK_PEAK_MEMORY_BYTES = column("rank_peak_memory_bytes", NUMBERS, "list of bytes, peak_memory_bytes of each training rank", STORED)
@@ -334,8 +337,8 @@ RECORD_COLUMNS = (
     DEVICE_KIND, GLOBAL_BATCH_SIZE, PARAMS, GRAD_BYTES, TIMED_STEPS, FIRST_STEP_S, STEP_TIME_MEDIAN_S,
     STEP_TIME_MEAN_S, STEP_TIME_P10_S, STEP_TIME_P90_S, STEP_TIME_MAD_S, STEP_TIME_CI95_LOW_S,
     STEP_TIME_CI95_HIGH_S, CI_TARGET, CI_MET, CI_HALF_WIDTH_REL, CI_COVERS, SAMPLES, WINDOW_DRIFT_REL, REPEAT,
-    REPEAT_MEDIANS_S, REPEAT_SAMPLES, PROCESS_SPREAD_SD_REL, PROCESS_SPREAD_DF, RUN_DRIFT_SD_REL, RUN_DRIFT_DF,
-    RUN_DRIFT_RUNS, WARMUP_STOP, MEASURE_STOP,
+    REPEAT_MEDIANS_S, REPEAT_SAMPLES, PROCESS_SPREAD_SD_REL, PROCESS_SPREAD_DF, HISTORY_SPREAD_SD_REL,
+    HISTORY_SPREAD_DF, HISTORY_SPREAD_RUNS, RUN_DRIFT_SD_REL, RUN_DRIFT_DF, RUN_DRIFT_RUNS, WARMUP_STOP, MEASURE_STOP,
     THROUGHPUT_EXAMPLES_PER_S, THROUGHPUT_PER_REPLICA_EXAMPLES_PER_S, FLOPS_PER_STEP, FLOPS_PER_REPLICA_STEP,
     FLOPS_METHOD, PEAK_FLOPS_PER_S, PEAK_FLOPS_METHOD, ENERGY_J, ENERGY_WINDOW_S, ENERGY_METHOD, PEAK_MEMORY_BYTES,
     MEMORY_KIND, PEAK_MEMORY_DEVICE, HOST_RSS_PEAK_BYTES, RANK_THROUGHPUT_EXAMPLES_PER_S, RANK_STEP_TIME_MEDIAN_S,

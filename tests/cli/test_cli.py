@@ -121,7 +121,7 @@ def test_report_from_committed_records(runner, tmp_path):
     assert "All 17 configs succeeded." in text
     assert "How sure are these numbers" in text and "within noise" in text
     # the quickstart's repeats: 2 on six configs give the run's spread between processes, which every CI covers
-    six = "6 config(s): its 2 processes&#x27; windows and the spread between fresh processes (the run&#x27;s, sd 15.8%"
+    six = "6 config(s): its 2 processes&#x27; windows and the spread between fresh processes (sd 15.8% with 6 degrees"
     assert six in text
     assert "11 config(s): its process&#x27;s windows and the spread between fresh processes" in text
     assert "2 nodes × 1" in text

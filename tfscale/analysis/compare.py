@@ -33,7 +33,10 @@ from tfscale.axes import AXES, SETTINGS
 from tfscale.labels import model_label, record_mode
 from tfscale.stats.drift import ENV_KEY as DRIFT_ENV_KEY
 from tfscale.stats.ranktests import benjamini_hochberg, hodges_lehmann, mann_whitney
-from tfscale.stats.repeats import process_medians
+from tfscale.stats.repeats import HISTORY_ENV_KEY, process_medians
+
+# env.json entries a run derives from the suite's earlier runs: not a difference of the machines
+BETWEEN_RUNS_KEYS = (DRIFT_ENV_KEY, HISTORY_ENV_KEY)
 
 ALPHA = 0.05
 GATE_MIN_PROCESSES = 5
@@ -330,5 +333,5 @@ def env_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
         return {prefix: str(value)}
 
     a, b = flat("", base), flat("", new)
-    keys = sorted(k for k in set(a) | set(b) if k != "captured_at" and k.split(".")[0] != DRIFT_ENV_KEY)
+    keys = sorted(k for k in set(a) | set(b) if k != "captured_at" and k.split(".")[0] not in BETWEEN_RUNS_KEYS)
     return [(k, a.get(k, ""), b.get(k, "")) for k in keys if a.get(k, "") != b.get(k, "")]

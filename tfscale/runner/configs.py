@@ -30,8 +30,9 @@ from tfscale.launch.processes import WorkerCallError, call_worker
 from tfscale.measures.peaks import devices_on_host, peak_columns
 from tfscale.runner.claims import claim, release
 from tfscale.runner.commbench import sweep_topologies, topology_key
-from tfscale.runner.drift import drift_columns
+from tfscale.runner.drift import drift_columns, kept_history
 from tfscale.stats.drift import ENV_KEY as DRIFT_ENV_KEY
+from tfscale.stats.repeats import HISTORY_ENV_KEY
 from tfscale.store.records import (
     ENV_FILE,
     RECORDS_FILE,
@@ -223,7 +224,8 @@ def run_plan(
     if env is not None and not (folder / ENV_FILE).exists():  # a resumed run keeps the environment it began in
         write_json_atomic(folder / ENV_FILE, env)
     describe_run(folder, plan.suite, [spec.to_dict() for spec in plan.specs], label)
-    drift = drift_columns(load_env(folder).get(DRIFT_ENV_KEY))  # as the run began: a resumed run keeps it
+    began = load_env(folder)  # as the run began: a resumed run keeps its drift and history
+    drift = drift_columns(began.get(DRIFT_ENV_KEY)) | kept_history(began.get(HISTORY_ENV_KEY))
     specs = plan.specs if pending is None else pending.specs
     runs = interleaved(specs) if pending is None else pending.runs
     launcher.expect(runs)

@@ -14,7 +14,7 @@ from typing import Any
 from tfscale import metrics as m
 from tfscale.errors import ResultsError
 from tfscale.stats.drift import HISTORY_RUNS, RunDrift, between_runs
-from tfscale.stats.repeats import combine_all
+from tfscale.stats.repeats import HISTORY_COLUMNS, combine_all, run_process_spread, valid_history
 from tfscale.store.records import RECORDS_FILE, RecordWarning, load_env, read_records
 
 DRIFT_COLUMNS = (m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS)
@@ -24,6 +24,34 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
     """The drift of the suite's HISTORY_RUNS latest runs under `suite_dir` (results/<suite>) on this run's machine
     (`env`: its environment), other than run `run_id`, as env.json keeps it; None without two such runs sharing
     an ok config. Unreadable run folders are left out (the sweep is not the place to report them)."""
+    earlier = earlier_runs(suite_dir, run_id, env)
+    # each as that run stated it, without a drift term of its own (else the drift would count itself)
+    lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for run in earlier for r in run]
+    drift = between_runs(combine_all(lines))
+    return None if drift is None else dataclasses.asdict(drift)
+
+
+def history_spread(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str, Any] | None:
+    """The spread between fresh processes pooled over the configs run in 2+ processes in the same earlier runs as
+    history_drift's (tfscale.stats.repeats.run_process_spread), as env.json keeps it; None without any.
+
+    Why: one run's spread comes from a few pairs of processes (6 degrees of freedom in the quickstart) and swings
+    between runs (0.0 % to 17.9 % sd in 8 runs here, 2026-12-07), so a run that drew a small one stated CIs too
+    narrow for a rerun: bench_coverage's 8 runs covered the other runs' median 60/72 = 0.83 with each run's own
+    spread, 69/72 = 0.96 with it pooled over the run and the ones before (re-read from the same records)."""
+    earlier = earlier_runs(suite_dir, run_id, env)
+    configs: list[list[dict[str, Any]]] = []
+    for run in earlier:
+        groups: dict[Any, list[dict[str, Any]]] = {}
+        for line in run:
+            groups.setdefault(line.get(m.CONFIG_ID), []).append(line)
+        configs += groups.values()
+    spread = run_process_spread(configs)
+    return None if spread is None else {"sd_log": spread.sd_log, "df": spread.df, "runs": len(earlier)}
+
+
+def earlier_runs(suite_dir: Path, run_id: str, env: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The stored lines of the suite's HISTORY_RUNS latest runs on this run's machine, other than `run_id`."""
     from tfscale.analysis.history import machine_key  # late: pandas, only where a suite has earlier runs
 
     folders = (
@@ -32,7 +60,7 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
         else []
     )
     if not folders:
-        return None
+        return []
     here = machine_key(env)
     envs = {folder: load_env(folder) for folder in folders}
     # the latest by when each began (env.json, read anyway for its machine): only their records are read
@@ -45,10 +73,7 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
                 earlier.append(list(read_records(folder / RECORDS_FILE, check=True)))
         except (ResultsError, OSError):
             continue
-    # each as that run stated it, without a drift term of its own (else the drift would count itself)
-    lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for run in earlier for r in run]
-    drift = between_runs(combine_all(lines))
-    return None if drift is None else dataclasses.asdict(drift)
+    return earlier
 
 
 def kept_drift(kept: Any) -> RunDrift | None:
@@ -78,4 +103,22 @@ def drift_text(kept: Any) -> str | None:
     return (
         f"note: every CI of this run also covers the drift between runs of this suite on this machine: sd "
         f"{drift.sd_log:.1%} ({drift.df} degrees of freedom, from its {drift.runs} latest earlier runs)"
+    )
+
+
+def kept_history(kept: Any) -> dict[str, Any]:
+    """The record columns of the earlier runs' process spread as env.json keeps it (empty values without one)."""
+    found = valid_history(kept.get("sd_log"), kept.get("df"), kept.get("runs")) if isinstance(kept, dict) else None
+    values = (None, None, None) if found is None else (found.sd_log, found.df, found.earlier_runs)
+    return dict(zip(HISTORY_COLUMNS, values, strict=True))
+
+
+def history_text(kept: Any) -> str | None:
+    """One line for the run's start: the earlier runs' process spread its CIs will pool, or None without one."""
+    sd, df, runs = kept_history(kept).values()
+    if sd is None:
+        return None
+    return (
+        f"note: every CI of this run also covers the spread between fresh processes measured in this suite's {runs} "
+        f"latest earlier runs on this machine: sd {sd:.1%} ({df} degrees of freedom), pooled with this run's own"
     )

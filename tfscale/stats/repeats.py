@@ -47,7 +47,7 @@ AR(1) 0.6, 0.953 level shifts (+4 % for ~20 windows; 0.90-0.92 with 1.96).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tfscale import metrics as m
@@ -55,6 +55,11 @@ from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, ex
 from tfscale.stats.drift import RunDrift, step_log_variance
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
+
+# env.json: the spread between processes of the suite's earlier runs on the machine, as the run began
+# (tfscale.runner.drift); each ok record carries it as HISTORY_SPREAD_* and combine_all pools it with the run's own.
+HISTORY_ENV_KEY = "process_spread_history"
+HISTORY_COLUMNS = (m.HISTORY_SPREAD_SD_REL, m.HISTORY_SPREAD_DF, m.HISTORY_SPREAD_RUNS)
 
 COVERS_WITHIN = (
     "within one process only (order statistics of its windows, batch means for their serial dependence); no config of "
@@ -69,9 +74,10 @@ def covers_between(processes: int) -> str:
 def covers_spread(processes: int, spread: ProcessSpread) -> str:
     """ci_covers of a config whose CI includes the run's pooled process spread."""
     where = "its process's windows" if processes == 1 else f"its {processes} processes' windows"
+    earlier = f" and those of the suite's {spread.earlier_runs} earlier runs on this host" * (spread.earlier_runs > 0)
     return (
-        f"{where} and the spread between fresh processes (the run's, sd {spread.sd_log:.1%} "
-        f"with {spread.df} degrees of freedom, pooled over its configs run in 2+ processes)"
+        f"{where} and the spread between fresh processes (sd {spread.sd_log:.1%} with {spread.df} degrees of "
+        f"freedom, pooled over the configs run in 2+ processes of this run{earlier})"
     )
 
 
@@ -243,6 +249,35 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
     }
 
 
+def valid_history(sd: Any, df: Any, runs: Any) -> ProcessSpread | None:
+    """The earlier runs' spread from its three stored values (HISTORY_COLUMNS, or env.json's entry), or None where
+    they are not one: missing, or an edited file (the run's CIs then pool no history, rather than the run stopping)."""
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (sd, df, runs))
+    if not numbers or not math.isfinite(sd) or sd < 0 or df < 1 or runs < 1:
+        return None
+    return ProcessSpread(float(sd), int(df), int(runs))
+
+
+def history_of(lines: Iterable[Mapping[str, Any]]) -> ProcessSpread | None:
+    """The spread between processes of the suite's earlier runs on the machine that a run's lines carry (the same
+    on each: tfscale.runner.drift), or None."""
+    for line in lines:
+        found = valid_history(*(line.get(name) for name in HISTORY_COLUMNS))
+        if found is not None:
+            return found
+    return None
+
+
+def pooled(run: ProcessSpread | None, history: ProcessSpread | None) -> ProcessSpread | None:
+    """A run's own spread between processes and its history's as one: variances weighted by their degrees of
+    freedom (each already floored at 0), the degrees of freedom summed; either alone where the other is None."""
+    if run is None or history is None:
+        return run or history
+    df = run.df + history.df
+    variance = (run.df * run.sd_log**2 + history.df * history.sd_log**2) / df
+    return ProcessSpread(math.sqrt(variance), df, history.earlier_runs)
+
+
 def combine_all(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records with each (run, config)'s process lines combined, in the order of each config's first line."""
     groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
@@ -251,5 +286,8 @@ def combine_all(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     runs: dict[Any, list[list[dict[str, Any]]]] = {}
     for (run, _), lines in groups.items():
         runs.setdefault(run, []).append(lines)
-    spreads = {run: run_process_spread(configs) for run, configs in runs.items()}
+    spreads = {
+        run: pooled(run_process_spread(configs), history_of(line for lines in configs for line in lines))
+        for run, configs in runs.items()
+    }
     return [combine(lines, spreads[run]) for (run, _), lines in groups.items()]

@@ -46,6 +46,7 @@ class ProcessSpread:
 
     sd_log: float
     df: int
+    earlier_runs: int = 0  # the suite's earlier runs on the machine it was pooled with (tfscale.stats.repeats)
 
     def offset_sd(self, processes: int) -> float:
         """The log-sd of the median of `processes` processes' offsets (the mean's for 1 or 2, pi / 2 larger in

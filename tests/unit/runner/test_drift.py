@@ -86,3 +86,31 @@ def test_only_the_latest_history_runs_count(tmp_path):
     for i in range(1, HISTORY_RUNS + 1):
         a_run(suite, f"r{i:02d}", {"a": 1.0}, f"2026-12-07T{9 + i:02d}:00:00+00:00")
     assert history_drift(suite, "now", MACHINE) == {"sd_log": 0.0, "df": HISTORY_RUNS - 1, "runs": HISTORY_RUNS}
+
+
+def test_the_earlier_runs_spread_between_processes_pools_their_repeated_configs(tmp_path):
+    from tfscale.runner.drift import history_spread, history_text, kept_history
+
+    suite = tmp_path / "s"
+    assert history_spread(suite, "now", MACHINE) is None
+    # config a ran in two processes in each run, no CI (no within noise): log medians 0.2 apart (variance 0.02) in
+    # run one, 0.4 apart (0.08) in run two, 1 degree of freedom each; config b ran once: not pooled
+    a_run(suite, "one", {"a": 1.0, "b": 3.0}, "2026-12-07T10:00:00+00:00", **{m.REPEAT: 0})
+    a_run(suite, "two", {"a": 1.0}, "2026-12-07T11:00:00+00:00", **{m.REPEAT: 0})
+    for run_id, median_s in (("one", math.exp(0.2)), ("two", math.exp(0.4))):
+        record = dict.fromkeys(m.RECORD_COLUMNS) | {m.CONFIG_ID: "a", m.RUN_ID: run_id, m.STATUS: m.STATUS_OK}
+        record.pop(m.SCHEMA_VERSION)
+        append_record(suite / run_id / RECORDS_FILE, record | {m.STEP_TIME_MEDIAN_S: median_s, m.REPEAT: 1})
+    found = history_spread(suite, "now", MACHINE)
+    assert found == {"sd_log": pytest.approx(math.sqrt(0.05)), "df": 2, "runs": 2}
+    assert kept_history(found) == {
+        m.HISTORY_SPREAD_SD_REL: found["sd_log"],
+        m.HISTORY_SPREAD_DF: 2,
+        m.HISTORY_SPREAD_RUNS: 2,
+    }
+    assert history_text(found) == (
+        "note: every CI of this run also covers the spread between fresh processes measured in this suite's 2 latest "
+        "earlier runs on this machine: sd 22.4% (2 degrees of freedom), pooled with this run's own"
+    )
+    for kept in (None, {"sd_log": 0.1, "df": 0, "runs": 2}, {"sd_log": "x", "df": 2, "runs": 2}, []):
+        assert kept_history(kept) == dict.fromkeys(kept_history(None)) and history_text(kept) is None

@@ -134,3 +134,31 @@ def test_every_config_of_a_run_covers_that_run_spread_and_no_other_run():
     assert records["r", "b"][m.STEP_TIME_CI95_HIGH_S] == pytest.approx(
         0.5 * math.exp(math.hypot(0.01, 12.706205 * 0.005**0.5))
     )
+
+
+def test_the_earlier_runs_spread_pools_with_the_run_own_by_degrees_of_freedom():
+    from tfscale.stats.repeats import HISTORY_COLUMNS, history_of, pooled, valid_history
+
+    run, history = ProcessSpread(0.1, 6), ProcessSpread(0.2, 2, 3)
+    both = pooled(run, history)
+    assert both == ProcessSpread(pytest.approx(math.sqrt((6 * 0.01 + 2 * 0.04) / 8)), 8, 3)
+    assert (pooled(None, history), pooled(run, None), pooled(None, None)) == (history, run, None)
+    assert valid_history(0.2, 2, 3) == history
+    for bad in ((True, 2, 3), (0.2, 0, 3), (0.2, 2, 0), (-0.1, 2, 3), (float("nan"), 2, 3), (None, 2, 3)):
+        assert valid_history(*bad) is None, bad
+    carried = dict(zip(HISTORY_COLUMNS, (0.2, 2, 3), strict=True))
+    assert history_of([measured(0, 1.0), {**measured(1, 1.0), **carried}]) == history
+
+
+def test_a_run_pools_the_history_its_lines_carry_even_without_repeats():
+    from tfscale.stats.repeats import HISTORY_COLUMNS
+
+    carried = dict(zip(HISTORY_COLUMNS, (0.05, 12, 4), strict=True))
+    [record] = combine_all([{**measured(0, 0.2, 0.03), **carried}])
+    between = t_975(12) * 0.05
+    assert record[m.STEP_TIME_CI95_HIGH_S] == pytest.approx(0.2 * math.exp(math.hypot(0.03, between)))
+    assert (record[m.PROCESS_SPREAD_SD_REL], record[m.PROCESS_SPREAD_DF]) == (0.05, 12)
+    assert record[m.CI_COVERS] == (
+        "its process's windows and the spread between fresh processes (sd 5.0% with 12 degrees of freedom, pooled "
+        "over the configs run in 2+ processes of this run and those of the suite's 4 earlier runs on this host)"
+    )
