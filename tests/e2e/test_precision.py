@@ -18,7 +18,8 @@ from tfscale.stats.precision import (
     WARMUP_STEADY,
     ci_half_width_rel,
 )
-from tfscale.stats.repeats import covers_spread, run_process_spread
+from tfscale.stats.repeats import covers_spread, pooled, run_process_spread
+from tfscale.stats.uncertainty import ProcessSpread
 from tfscale.store.records import load_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.workers]
@@ -160,3 +161,17 @@ def test_repeats_run_interleaved_fresh_processes_combined_into_one_record(tmp_pa
     assert [mirrored[key] for key in kept] == [first[key] for key in kept]
     html = (tmp_path / "reports" / "rep.html").read_text()
     assert "2 config(s): its 2 processes&#x27; windows and the spread between fresh processes" in html
+    # a second run of the suite on this machine pools the first one's spread between processes with its own
+    again = run(tmp_path, "rep", REPEAT_SUITE, "r2")
+    for r in again:
+        assert (r["history_spread_sd_rel"], r["history_spread_df"], r["history_spread_runs"]) == (
+            pytest.approx(spread.sd_log),
+            2,
+            1,
+        )
+    own = run_process_spread([[r for r in again if r["config_id"] == c] for c in frame["config_id"]])
+    both = pooled(own, ProcessSpread(spread.sd_log, spread.df, 1))
+    assert both.df == 4 and both.earlier_runs == 1
+    for _, record in load_results(tmp_path / "results" / "rep" / "r2").iterrows():
+        assert (record["process_spread_sd_rel"], record["process_spread_df"]) == (pytest.approx(both.sd_log), 4)
+        assert record["ci_covers"] == covers_spread(2, both)

@@ -8,13 +8,21 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tfscale import metrics as m
 from tfscale.errors import ResultsError
 from tfscale.stats.drift import HISTORY_RUNS, RunDrift, between_runs
-from tfscale.stats.repeats import HISTORY_COLUMNS, combine_all, run_process_spread, valid_history
+from tfscale.stats.repeats import (
+    HISTORY_COLUMNS,
+    combine_all,
+    explained_variance,
+    run_process_spread,
+    spread_of,
+    valid_history,
+)
 from tfscale.store.records import RECORDS_FILE, RecordWarning, load_env, read_records
 
 DRIFT_COLUMNS = (m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS)
@@ -27,7 +35,14 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
     earlier = earlier_runs(suite_dir, run_id, env)
     # each as that run stated it, without a drift term of its own (else the drift would count itself)
     lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for run in earlier for r in run]
-    drift = between_runs(combine_all(lines))
+    processes: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for line in lines:
+        processes.setdefault((line.get(m.RUN_ID), line.get(m.CONFIG_ID)), []).append(line)
+
+    def explained(record: Mapping[str, Any]) -> float:
+        return explained_variance(processes[(record[m.RUN_ID], record[m.CONFIG_ID])], spread_of(record))
+
+    drift = between_runs(combine_all(lines), explained)
     return None if drift is None else dataclasses.asdict(drift)
 
 

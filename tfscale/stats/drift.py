@@ -11,10 +11,15 @@ drift came out 0.0 % sd (9 to 36 degrees of freedom) while the runs' own CIs exp
 
 How: from the suite's earlier runs on this host (the HISTORY_RUNS latest), each config's record as that run stated
 it, without a drift term of its own: for each config ok in two or more of them, the sample variance of the log
-medians less the mean variance each record's CI explains (its larger side on the log scale over Z_975, squared: the
-stated CIs are bootstrap or normal-widened ones), times runs - 1; pooled over the configs, divided by the summed
+medians less the mean variance each run accounts for, times runs - 1; pooled over the configs, divided by the summed
 runs - 1 (the degrees of freedom), floored at 0; as the process spread is pooled. A run with such a history widens
-every CI it states by that sd (Student's t with those degrees of freedom), and its ci_covers says so.
+every CI it states by that sd (Student's t with those degrees of freedom), and its ci_covers says so. What a run
+accounts for is its processes' own noise and its spread between processes for that many processes
+(tfscale.stats.repeats.explained_variance), not its stated CI's width: that adds margins for how well the run
+knew them (Student's t of 2.45 with 6 degrees of freedom), which read as variance left the drift at 0.0 % in all 8
+runs of two bench_coverage sets (2026-12-07) while configs' medians spread 6-17 % between runs; accounted for so,
+the same 8 runs gave 4.6 % (63 degrees of freedom). Records without their process lines are read from their CI
+(stated_quantile).
 
 Where it falls short: a real change among those earlier runs (a slower commit) counts as drift until it has left
 the HISTORY_RUNS latest: the CIs are then wider than the machine's drift alone makes them, never narrower;
@@ -24,12 +29,12 @@ the HISTORY_RUNS latest: the CIs are then wider than the machine's drift alone m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import Z_975, ci_log_variance, excess_spread
+from tfscale.stats.core import Z_975, ci_log_variance, excess_spread, t_975
 
 HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
 ENV_KEY = "run_drift"  # in a run's env.json: {"sd_log", "df", "runs"}, or null where the suite had no such history
@@ -56,9 +61,22 @@ def step_log_variance(record: Mapping[str, Any], quantile: float = Z_975) -> flo
     return ci_log_variance(middle, low, high, quantile)
 
 
-def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
+def stated_quantile(record: Mapping[str, Any]) -> float:
+    """The standard errors on each side a record's stated CI spans: Student's t with its process spread's degrees
+    of freedom where it covers one (the spread's term dominates it), else Z_975."""
+    df = record.get(m.PROCESS_SPREAD_DF)
+    if isinstance(df, int | float) and not isinstance(df, bool) and math.isfinite(df) and df >= 1:
+        return t_975(int(df))
+    return Z_975
+
+
+def between_runs(
+    records: Iterable[Mapping[str, Any]], explained: Callable[[Mapping[str, Any]], float] | None = None
+) -> RunDrift | None:
     """The drift pooled over the configs of earlier runs' records (one per run and config, as load_results gives
-    them, their CIs without a drift term); None where no config is ok in two or more runs."""
+    them, their CIs without a drift term); None where no config is ok in two or more runs. `explained`: the variance
+    of a record's log median its run accounts for (default: read from its stated CI, stated_quantile)."""
+    explained = explained or (lambda r: step_log_variance(r, stated_quantile(r)))
     by_config: dict[Any, list[Mapping[str, Any]]] = {}
     runs = set()
     for record in records:
@@ -66,6 +84,6 @@ def between_runs(records: Iterable[Mapping[str, Any]]) -> RunDrift | None:
             by_config.setdefault(record.get(m.CONFIG_ID), []).append(record)
             runs.add(record.get(m.RUN_ID))
     found = excess_spread(
-        [[(math.log(r[m.STEP_TIME_MEDIAN_S]), step_log_variance(r)) for r in seen] for seen in by_config.values()]
+        [[(math.log(r[m.STEP_TIME_MEDIAN_S]), explained(r)) for r in seen] for seen in by_config.values()]
     )
     return None if found is None else RunDrift(found.sd, found.df, len(runs))

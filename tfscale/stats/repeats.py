@@ -147,6 +147,16 @@ def _within_variance(line: Mapping[str, Any]) -> float:
     return step_log_variance(line, quantile)
 
 
+def explained_variance(lines: Sequence[Mapping[str, Any]], spread: ProcessSpread | None) -> float:
+    """The variance of a config's combined log median that its run accounts for, without the margins its CI adds
+    for how well the run knew them (tfscale.stats.drift): its processes' own noise (each as run_process_spread
+    reads it) over their number squared, plus the run's spread between processes for that many (`spread`, the
+    pooled one its CI covers; ProcessSpread.offset_sd)."""
+    k = len(lines)
+    within = sum(_within_variance(line) for line in lines) / k**2
+    return within + (0.0 if spread is None else spread.offset_sd(k) ** 2)
+
+
 def run_process_spread(configs: Sequence[Sequence[Mapping[str, Any]]]) -> ProcessSpread | None:
     """The spread between processes pooled over a run's configs (each given as its process lines) that ran in two
     or more processes, all ok: sd^2 = sum over them of (k - 1) x (sample variance of the log process medians - the

@@ -162,3 +162,14 @@ def test_a_run_pools_the_history_its_lines_carry_even_without_repeats():
         "its process's windows and the spread between fresh processes (sd 5.0% with 12 degrees of freedom, pooled "
         "over the configs run in 2+ processes of this run and those of the suite's 4 earlier runs on this host)"
     )
+
+
+def test_what_a_run_accounts_for_is_its_processes_noise_and_spread_without_the_t_margins():
+    from tfscale.stats.repeats import explained_variance
+
+    within = (0.1 / 3.182446) ** 2  # a CI of 8 windows in 4 batches, half-width 0.1 on the log scale: t_975(3)
+    two = [measured(0, 1.0, 0.1), measured(1, math.exp(0.2), 0.1)]
+    spread = ProcessSpread(0.05, 6)
+    assert explained_variance(two, spread) == pytest.approx(2 * within / 4 + 0.05**2 / 2)
+    assert explained_variance(two[:1], None) == pytest.approx(within)
+    assert explained_variance(two[:1], spread) == pytest.approx(within + 0.05**2)  # not (t_975(6) x 0.05)^2
