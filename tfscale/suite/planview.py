@@ -21,9 +21,9 @@ def network_note(plan: Plan, reason: str | None) -> str | None:
 
 SPREAD_NOTE = (
     "note: no config runs in 2 or more fresh processes (repeats), so the run measures no spread between processes, "
-    "usually larger than within one: the CIs cover it only through the drift between the suite's earlier runs on "
-    "this machine, where there are some (tfscale/stats/repeats.py, drift.py); repeats: auto runs a few configs "
-    "twice and measures it for the whole run"
+    "usually larger than within one: the CIs cover it only through the suite's earlier runs on this machine, where "
+    "some measured it, and the drift between them (tfscale/stats/repeats.py, drift.py); repeats: auto runs a few "
+    "configs twice and measures it for the whole run"
 )
 
 
