@@ -52,8 +52,9 @@ def history_spread(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[st
 
     Why: one run's spread comes from a few pairs of processes (6 degrees of freedom in the quickstart) and swings
     between runs (0.0 % to 17.9 % sd in 8 runs here, 2026-12-07), so a run that drew a small one stated CIs too
-    narrow for a rerun: bench_coverage's 8 runs covered the other runs' median 60/72 = 0.83 with each run's own
-    spread, 69/72 = 0.96 with it pooled over the run and the ones before (re-read from the same records)."""
+    narrow for a rerun. bench_coverage (8 runs of 9 configs): stated CIs covered the other runs' median 59/72 = 0.82
+    with it pooled, 50/72 = 0.69 re-read from the same records without; with the drift of
+    tfscale.stats.repeats.explained_variance as well, 64/72 and 68/72 in two more sets."""
     earlier = earlier_runs(suite_dir, run_id, env)
     configs: list[list[dict[str, Any]]] = []
     for run in earlier:
