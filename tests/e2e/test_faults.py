@@ -64,9 +64,10 @@ def test_interrupt_mid_sweep_then_resume_runs_every_config_once(tmp_path):
 
 def test_rerun_failed_replaces_the_failed_record(tmp_path):
     (tmp_path / "faults.yaml").write_text(
-        SUITE.replace("matrix:", "include: [{strategy: mirrored, devices_per_node: 2, timeout_s: 1}]\nmatrix:").replace(
-            "devices_per_node: [1, 2, 4]", "devices_per_node: [1]"
-        )
+        # 2000 steps of ~1.2 ms: a fork of the zygote ran 3 steps within the 1 s timeout on a fast machine
+        SUITE.replace(
+            "matrix:", "include: [{strategy: mirrored, devices_per_node: 2, steps: 2000, timeout_s: 1}]\nmatrix:"
+        ).replace("devices_per_node: [1, 2, 4]", "devices_per_node: [1]")
     )
     first = tfscale("run", "faults.yaml", "--run-id", "r", "--no-report", cwd=tmp_path)
     first.communicate(timeout=300)
