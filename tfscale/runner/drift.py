@@ -6,15 +6,14 @@ run's env.json, so that a resumed run keeps the figure it began with. Parent sid
 from __future__ import annotations
 
 import dataclasses
-import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tfscale import metrics as m
 from tfscale.errors import ResultsError
-from tfscale.stats.drift import HISTORY_RUNS, RunDrift, between_runs
+from tfscale.stats.drift import HISTORY_RUNS, RunDrift, between_runs, stored_estimate
 from tfscale.stats.repeats import (
     HISTORY_COLUMNS,
     combine_all,
@@ -28,16 +27,12 @@ from tfscale.store.records import RECORDS_FILE, RecordWarning, load_env, read_re
 DRIFT_COLUMNS = (m.RUN_DRIFT_SD_REL, m.RUN_DRIFT_DF, m.RUN_DRIFT_RUNS)
 
 
-def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str, Any] | None:
-    """The drift of the suite's HISTORY_RUNS latest runs under `suite_dir` (results/<suite>) on this run's machine
-    (`env`: its environment), other than run `run_id`, as env.json keeps it; None without two such runs sharing
-    an ok config. Unreadable run folders are left out (the sweep is not the place to report them)."""
-    earlier = earlier_runs(suite_dir, run_id, env)
+def history_drift(earlier: list[list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The drift of the earlier runs' lines (earlier_runs), as env.json keeps it; None without two runs sharing an
+    ok config."""
     # each as that run stated it, without a drift term of its own (else the drift would count itself)
     lines = [{**r, **dict.fromkeys(DRIFT_COLUMNS)} for run in earlier for r in run]
-    processes: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    for line in lines:
-        processes.setdefault((line.get(m.RUN_ID), line.get(m.CONFIG_ID)), []).append(line)
+    processes = _processes(lines)
 
     def explained(record: Mapping[str, Any]) -> float:
         return explained_variance(processes[(record[m.RUN_ID], record[m.CONFIG_ID])], spread_of(record))
@@ -46,28 +41,31 @@ def history_drift(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str
     return None if drift is None else dataclasses.asdict(drift)
 
 
-def history_spread(suite_dir: Path, run_id: str, env: dict[str, Any]) -> dict[str, Any] | None:
-    """The spread between fresh processes pooled over the configs run in 2+ processes in the same earlier runs as
-    history_drift's (tfscale.stats.repeats.run_process_spread), as env.json keeps it; None without any.
+def history_spread(earlier: list[list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The spread between fresh processes pooled over the configs run in 2+ processes in the earlier runs' lines
+    (earlier_runs; tfscale.stats.repeats.run_process_spread), as env.json keeps it; None without any.
 
     Why: one run's spread comes from a few pairs of processes (6 degrees of freedom in the quickstart) and swings
     between runs (0.0 % to 17.9 % sd in 8 runs here, 2026-12-07), so a run that drew a small one stated CIs too
     narrow for a rerun. bench_coverage (8 runs of 9 configs): stated CIs covered the other runs' median 59/72 = 0.82
     with it pooled, 50/72 = 0.69 re-read from the same records without; with the drift of
     tfscale.stats.repeats.explained_variance as well, 64/72 and 68/72 in two more sets."""
-    earlier = earlier_runs(suite_dir, run_id, env)
-    configs: list[list[dict[str, Any]]] = []
-    for run in earlier:
-        groups: dict[Any, list[dict[str, Any]]] = {}
-        for line in run:
-            groups.setdefault(line.get(m.CONFIG_ID), []).append(line)
-        configs += groups.values()
-    spread = run_process_spread(configs)
+    spread = run_process_spread(list(_processes(line for run in earlier for line in run).values()))
     return None if spread is None else {"sd_log": spread.sd_log, "df": spread.df, "runs": len(earlier)}
 
 
+def _processes(lines: Iterable[dict[str, Any]]) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The lines by run and config: each config's processes in one run."""
+    found: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for line in lines:
+        found.setdefault((line.get(m.RUN_ID), line.get(m.CONFIG_ID)), []).append(line)
+    return found
+
+
 def earlier_runs(suite_dir: Path, run_id: str, env: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    """The stored lines of the suite's HISTORY_RUNS latest runs on this run's machine, other than `run_id`."""
+    """The stored lines of the suite's HISTORY_RUNS latest runs under `suite_dir` (results/<suite>) on this run's
+    machine (`env`: its environment), other than run `run_id`, one list per run. Unreadable run folders are left
+    out (the sweep is not the place to report them)."""
     from tfscale.analysis.history import machine_key  # late: pandas, only where a suite has earlier runs
 
     folders = (
@@ -95,13 +93,8 @@ def earlier_runs(suite_dir: Path, run_id: str, env: dict[str, Any]) -> list[list
 def kept_drift(kept: Any) -> RunDrift | None:
     """The drift as env.json keeps it, or None where it has none or what it has is not one (an edited file: the
     run's CIs then cover no drift, rather than the run stopping)."""
-    if not isinstance(kept, dict):
-        return None
-    sd, df, runs = kept.get("sd_log"), kept.get("df"), kept.get("runs")
-    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (sd, df, runs))
-    if not numbers or not math.isfinite(sd) or sd < 0 or df < 1 or runs < 0:
-        return None
-    return RunDrift(float(sd), int(df), int(runs))
+    found = stored_estimate(kept.get("sd_log"), kept.get("df"), kept.get("runs")) if isinstance(kept, dict) else None
+    return None if found is None else RunDrift(*found)
 
 
 def drift_columns(kept: Any) -> dict[str, Any]:

@@ -198,14 +198,17 @@ def _network_notes(plan, echo: Echo) -> None:
 def _drift(env: dict, folder: Path, run_id: str, echo: Echo) -> None:
     """The drift between runs this run's CIs cover, from the suite's earlier runs on this machine, into `env` (for
     env.json), and one line saying it; a resumed run keeps the one its env.json has."""
-    from tfscale.runner.drift import drift_text, history_drift, history_spread, history_text
+    from tfscale.runner.drift import drift_text, earlier_runs, history_drift, history_spread, history_text
     from tfscale.stats.drift import ENV_KEY
     from tfscale.stats.repeats import HISTORY_ENV_KEY
     from tfscale.store.records import load_env
 
     kept = load_env(folder)
-    env[ENV_KEY] = kept.get(ENV_KEY) if kept else history_drift(folder.parent, run_id, env)
-    env[HISTORY_ENV_KEY] = kept.get(HISTORY_ENV_KEY) if kept else history_spread(folder.parent, run_id, env)
+    if kept:
+        env[ENV_KEY], env[HISTORY_ENV_KEY] = kept.get(ENV_KEY), kept.get(HISTORY_ENV_KEY)
+    else:  # both from the same earlier runs, read once
+        earlier = earlier_runs(folder.parent, run_id, env)
+        env[ENV_KEY], env[HISTORY_ENV_KEY] = history_drift(earlier), history_spread(earlier)
     for line in (drift_text(env[ENV_KEY]), history_text(env[HISTORY_ENV_KEY])):
         if line:
             echo.err(line)

@@ -16,10 +16,10 @@ runs - 1 (the degrees of freedom), floored at 0; as the process spread is pooled
 every CI it states by that sd (Student's t with those degrees of freedom), and its ci_covers says so. What a run
 accounts for is its processes' own noise and its spread between processes for that many processes
 (tfscale.stats.repeats.explained_variance), not its stated CI's width: that adds margins for how well the run
-knew them (Student's t of 2.45 with 6 degrees of freedom), which read as variance left the drift at 0.0 % in all 8
-runs of two bench_coverage sets (2026-12-07) while configs' medians spread 6-17 % between runs; accounted for so,
-the same 8 runs gave 4.6 % (63 degrees of freedom). Records without their process lines are read from their CI
-(stated_quantile).
+knew them (Student's t of 2.45 with 6 degrees of freedom), which read as variance left the drift at 0.0 % in every
+run that had one (the third to the eighth) of two bench_coverage sets of 8 runs (2026-12-07; the second set re-read
+with that t: 0.0 % again) while configs' medians spread 6-17 % between runs; accounted for so, the second set's 8
+runs gave 4.6 % (63 degrees of freedom). Records without their process lines are read from their CI.
 
 Where it falls short: a real change among those earlier runs (a slower commit) counts as drift until it has left
 the HISTORY_RUNS latest: the CIs are then wider than the machine's drift alone makes them, never narrower;
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfscale import metrics as m
-from tfscale.stats.core import Z_975, ci_log_variance, excess_spread, t_975
+from tfscale.stats.core import Z_975, ci_log_variance, excess_spread
 
 HISTORY_RUNS = 10  # the earlier runs a run's drift is estimated from: recent enough to be this machine's state
 ENV_KEY = "run_drift"  # in a run's env.json: {"sd_log", "df", "runs"}, or null where the suite had no such history
@@ -61,13 +61,14 @@ def step_log_variance(record: Mapping[str, Any], quantile: float = Z_975) -> flo
     return ci_log_variance(middle, low, high, quantile)
 
 
-def stated_quantile(record: Mapping[str, Any]) -> float:
-    """The standard errors on each side a record's stated CI spans: Student's t with its process spread's degrees
-    of freedom where it covers one (the spread's term dominates it), else Z_975."""
-    df = record.get(m.PROCESS_SPREAD_DF)
-    if isinstance(df, int | float) and not isinstance(df, bool) and math.isfinite(df) and df >= 1:
-        return t_975(int(df))
-    return Z_975
+def stored_estimate(sd: Any, df: Any, runs: Any, least_runs: int = 0) -> tuple[float, int, int] | None:
+    """A log-sd, its degrees of freedom and the runs it came from as a file stores them (env.json, a record), or
+    None where they are not one: missing, or an edited file (the run's CIs then leave it out, rather than the run
+    stopping)."""
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (sd, df, runs))
+    if not numbers or not math.isfinite(sd) or sd < 0 or df < 1 or runs < least_runs:
+        return None
+    return float(sd), int(df), int(runs)
 
 
 def between_runs(
@@ -75,8 +76,8 @@ def between_runs(
 ) -> RunDrift | None:
     """The drift pooled over the configs of earlier runs' records (one per run and config, as load_results gives
     them, their CIs without a drift term); None where no config is ok in two or more runs. `explained`: the variance
-    of a record's log median its run accounts for (default: read from its stated CI, stated_quantile)."""
-    explained = explained or (lambda r: step_log_variance(r, stated_quantile(r)))
+    of a record's log median its run accounts for (default: read from its stated CI as Z_975 standard errors)."""
+    explained = explained or step_log_variance
     by_config: dict[Any, list[Mapping[str, Any]]] = {}
     runs = set()
     for record in records:

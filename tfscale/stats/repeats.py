@@ -55,7 +55,7 @@ from typing import Any
 
 from tfscale import metrics as m
 from tfscale.stats.core import CI_MIN_WINDOWS, Z_975, StepStats, batch_count, excess_spread, median, t_975
-from tfscale.stats.drift import RunDrift, step_log_variance
+from tfscale.stats.drift import RunDrift, step_log_variance, stored_estimate
 from tfscale.stats.precision import Precision
 from tfscale.stats.uncertainty import ProcessSpread, median_of, of_median
 
@@ -266,10 +266,8 @@ def combine(lines: Sequence[dict[str, Any]], spread: ProcessSpread | None = None
 def valid_history(sd: Any, df: Any, runs: Any) -> ProcessSpread | None:
     """The earlier runs' spread from its three stored values (HISTORY_COLUMNS, or env.json's entry), or None where
     they are not one: missing, or an edited file (the run's CIs then pool no history, rather than the run stopping)."""
-    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (sd, df, runs))
-    if not numbers or not math.isfinite(sd) or sd < 0 or df < 1 or runs < 1:
-        return None
-    return ProcessSpread(float(sd), int(df), int(runs))
+    found = stored_estimate(sd, df, runs, least_runs=1)
+    return None if found is None else ProcessSpread(*found)
 
 
 def history_of(lines: Iterable[Mapping[str, Any]]) -> ProcessSpread | None:
